@@ -1,0 +1,1 @@
+"""Behaviour: node functions and routers, prompts, tools, models and graph-database adapters."""

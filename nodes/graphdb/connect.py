@@ -1,0 +1,58 @@
+"""Choose and open a backend from the seed's `connection_args`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nodes.graphdb.falkordb_graph import FalkorDBGraph
+from nodes.graphdb.neo4j_graph import Neo4jGraph, neo4j_uri
+from nodes.graphdb.protocol import GraphDatabase
+from schemas.errors import ConfigurationError
+
+_FALKORDB_KEYS = {"backend", "graph", "db_name", "host", "port", "user", "username", "password", "data_dir"}
+_NEO4J_KEYS = {"backend", "host", "port", "uri", "url", "user", "username", "password", "db_name", "database", "scheme"}
+
+
+def connect(connection_args: dict[str, Any] | None = None) -> GraphDatabase:
+    """Open the database `connection_args` names.
+
+    - none, or `backend: "falkordb"` without a host: the embedded FalkorDB
+      (`graph` names the graph, default "movies"; `data_dir` its directory);
+    - `backend: "falkordb"` with `host`/`port`: an existing FalkorDB server;
+    - `host`/`port` or `uri` without a backend, or `backend: "neo4j"`: Neo4j,
+      as in the seed (`user`, `password`, `db_name`; `uri` may be any
+      bolt/neo4j URI, with or without TLS).
+    """
+    args = dict(connection_args or {})
+    backend = str(args.get("backend") or ("neo4j" if args.keys() & {"host", "port", "uri", "url"} else "falkordb")).lower()
+    if backend == "falkordb":
+        _check_keys(args, _FALKORDB_KEYS, backend)
+        graph = args.get("graph") or args.get("db_name") or "movies"
+        if not args.get("host"):
+            return FalkorDBGraph.embedded(graph, data_dir=args.get("data_dir"))
+        return FalkorDBGraph(
+            graph,
+            host=args["host"],
+            port=int(args.get("port") or 6379),
+            username=args.get("username") or args.get("user"),
+            password=args.get("password"),
+        )
+    if backend == "neo4j":
+        _check_keys(args, _NEO4J_KEYS, backend)
+        uri = args.get("uri") or args.get("url") or neo4j_uri(args.get("host") or "127.0.0.1", args.get("port"), args.get("scheme", "bolt"))
+        return Neo4jGraph(
+            uri,
+            user=args.get("user") or args.get("username") or "neo4j",
+            password=args.get("password"),
+            db_name=args.get("db_name") or args.get("database"),
+        )
+    raise ConfigurationError(f"unknown backend {backend!r}: use 'falkordb' or 'neo4j'")
+
+
+def _check_keys(args: dict[str, Any], allowed: set[str], backend: str) -> None:
+    unknown = set(args) - allowed
+    if unknown:
+        raise ConfigurationError(
+            f"unknown connection_args for {backend}: {', '.join(sorted(unknown))} "
+            f"(known: {', '.join(sorted(allowed))})"
+        )

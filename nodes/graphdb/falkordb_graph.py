@@ -1,0 +1,203 @@
+"""FalkorDB backend: read-only queries with `GRAPH.RO_QUERY`, validation with `GRAPH.EXPLAIN`.
+
+An `EXPLAIN` prefix sent as a query *executes* the query on FalkorDB, so
+validation always goes through the client's `Graph.explain()`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import redis.exceptions
+from falkordb import FalkorDB
+
+from nodes.graphdb.cypher_text import quote_column, return_columns
+from nodes.graphdb.introspect import sample_schema
+from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP
+from nodes.graphdb.values import to_plain
+from schemas.errors import (
+    CypherSyntaxError,
+    DatabaseUnavailableError,
+    QueryError,
+    QueryTimeoutError,
+    WriteQueryRefusedError,
+)
+from schemas.graphdb import GraphSchema, QueryResult
+
+# Plan operations that change the graph, or read files on the database server.
+WRITE_OPERATIONS = {"Create", "Delete", "Update", "Merge", "MergeCreate", "Foreach", "Load CSV"}
+_READ_ONLY_REFUSAL = "to be executed only on read-only queries"
+_MISSING_GRAPH = "empty key"
+
+
+class _MissingGraph(Exception):
+    """The named graph does not exist yet: it reads as an empty graph."""
+
+
+def _strip(cypher: str) -> str:
+    return cypher.strip().rstrip(";").strip()
+
+
+def _plan_operations(plan: Any) -> set[str]:
+    return {line.strip().split(" | ")[0].strip() for line in str(plan).splitlines() if line.strip()}
+
+
+class FalkorDBGraph:
+    """One named graph on a FalkorDB server (embedded or remote)."""
+
+    dialect = "falkordb"
+
+    def __init__(
+        self,
+        graph: str = "movies",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 6379,
+        username: str | None = None,
+        password: str | None = None,
+        socket_timeout: float = 120.0,
+        server: Any = None,
+    ) -> None:
+        self.graph_name = graph
+        self.host, self.port = host, int(port)
+        self.server = server  # an EmbeddedFalkorDB kept alive as long as this object
+        self._client = FalkorDB(
+            host=host,
+            port=int(port),
+            username=username,
+            password=password,
+            socket_timeout=socket_timeout,
+            socket_connect_timeout=5.0,
+        )
+        self._graph = self._client.select_graph(graph)
+
+    @classmethod
+    def embedded(cls, graph: str = "movies", data_dir: str | None = None) -> FalkorDBGraph:
+        """Start (or reuse) the embedded server for `data_dir` and open `graph` on it."""
+        from nodes.graphdb.embedded import EmbeddedFalkorDB
+
+        server = EmbeddedFalkorDB.start(data_dir)
+        return cls(graph, host=server.host, port=server.port, server=server)
+
+    def __repr__(self) -> str:
+        return f"FalkorDBGraph(graph={self.graph_name!r}, host={self.host!r}, port={self.port})"
+
+    # -- errors ---------------------------------------------------------------
+
+    def _translate(self, error: Exception, cypher: str, *, compiling: bool = False) -> Exception:
+        if isinstance(error, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)):
+            return DatabaseUnavailableError(
+                f"FalkorDB at {self.host}:{self.port} is unreachable: {error}"
+            )
+        message = str(error) or type(error).__name__
+        if "timed out" in message.lower():
+            return QueryTimeoutError(message, cypher)
+        if _READ_ONLY_REFUSAL in message or "plan must be an array" in message:
+            return WriteQueryRefusedError(
+                "the query would change the graph and writes are not enabled", cypher
+            )
+        if compiling or "errMsg" in message or "Unknown function" in message:
+            return CypherSyntaxError(message, cypher)
+        return QueryError(message, cypher)
+
+    # -- protocol -------------------------------------------------------------
+
+    def validate(self, cypher: str, params: dict[str, Any] | None = None, *, allow_writes: bool = False) -> None:
+        cypher = _strip(cypher)
+        if not cypher:
+            raise CypherSyntaxError("the query is empty", cypher)
+        try:
+            plan = self._graph.explain(cypher, params)
+        except Exception as e:
+            if _MISSING_GRAPH in str(e):
+                raise _MissingGraph from e
+            error = self._translate(e, cypher, compiling=True)
+            if allow_writes and isinstance(error, WriteQueryRefusedError):
+                return  # schema statements have no plan; they are writes the caller allowed
+            raise error from e
+        writes = _plan_operations(plan) & WRITE_OPERATIONS
+        if writes and not allow_writes:
+            raise WriteQueryRefusedError(
+                "the query would change the graph or read server files "
+                f"({', '.join(sorted(writes))}) and writes are not enabled",
+                cypher,
+            )
+
+    def query(
+        self,
+        cypher: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = DEFAULT_QUERY_TIMEOUT_S,
+        row_cap: int | None = DEFAULT_ROW_CAP,
+        allow_writes: bool = False,
+    ) -> QueryResult:
+        cypher = _strip(cypher)
+        try:
+            self.validate(cypher, params, allow_writes=allow_writes)
+        except _MissingGraph:
+            if allow_writes:  # a write creates the graph
+                self.write(cypher, params)
+            return QueryResult(query=cypher)
+        to_run = cypher
+        columns = return_columns(cypher) if row_cap is not None else None
+        if columns:
+            projection = ", ".join(quote_column(c) for c in columns)
+            wrapped = f"CALL {{ {cypher} }} RETURN {projection} LIMIT {int(row_cap) + 1}"
+            try:
+                self._graph.explain(wrapped, params)
+                to_run = wrapped
+            except redis.exceptions.ResponseError:
+                pass  # not wrappable (say, a bare procedure call): cap on the client
+        timeout_ms = None if timeout is None else max(1, int(timeout * 1000))
+        started = time.perf_counter()
+        try:
+            run = self._graph.query if allow_writes else self._graph.ro_query
+            raw = run(to_run, params, timeout=timeout_ms)
+        except Exception as e:
+            raise self._translate(e, cypher) from e
+        elapsed = (time.perf_counter() - started) * 1000
+        columns = [h[1] if isinstance(h, (list, tuple)) else str(h) for h in (raw.header or [])]
+        rows = raw.result_set or []
+        truncated = row_cap is not None and len(rows) > row_cap
+        if truncated:
+            rows = rows[:row_cap]
+        return QueryResult(
+            query=cypher,
+            columns=columns,
+            rows=[[to_plain(v) for v in row] for row in rows],
+            truncated=truncated,
+            elapsed_ms=elapsed,
+        )
+
+    def write(self, cypher: str, params: dict[str, Any] | None = None) -> None:
+        try:
+            self._graph.query(_strip(cypher), params)
+        except Exception as e:
+            raise self._translate(e, cypher) from e
+
+    def _catalogue(self, procedure: str) -> list[str]:
+        return sorted(row[0] for row in self.query(f"CALL {procedure}()", row_cap=None).rows)
+
+    def labels(self) -> list[str]:
+        return self._catalogue("db.labels")
+
+    def relationship_types(self) -> list[str]:
+        return self._catalogue("db.relationshipTypes")
+
+    def schema(self, sample_size: int = 50) -> GraphSchema:
+        return sample_schema(self, sample_size)
+
+    def node_count(self) -> int:
+        return int(self.query("MATCH (n) RETURN count(n) AS n").rows[0][0])
+
+    def clear(self) -> None:
+        """Delete this graph entirely (an explicit write, for loaders and tests)."""
+        try:
+            self._graph.delete()
+        except redis.exceptions.ResponseError:
+            pass  # the graph did not exist
+
+    def close(self) -> None:
+        self._client.connection.close()

@@ -1,0 +1,45 @@
+"""The one small protocol every graph-database backend implements."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from schemas.graphdb import Dialect, GraphSchema, QueryResult
+
+DEFAULT_QUERY_TIMEOUT_S = 10.0
+DEFAULT_ROW_CAP = 100
+
+
+@runtime_checkable
+class GraphDatabase(Protocol):
+    """Read-only querying with a timeout and a row cap, validation, and schema description.
+
+    `query` refuses anything that would change the graph unless `allow_writes=True`;
+    `write` is the explicit path for loaders. Errors are `schemas.errors` types.
+    """
+
+    dialect: Dialect
+
+    def query(
+        self,
+        cypher: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = DEFAULT_QUERY_TIMEOUT_S,
+        row_cap: int | None = DEFAULT_ROW_CAP,
+        allow_writes: bool = False,
+    ) -> QueryResult: ...
+
+    def validate(self, cypher: str, params: dict[str, Any] | None = None, *, allow_writes: bool = False) -> None:
+        """Compile the query without running it; raise if it is invalid or writes."""
+
+    def write(self, cypher: str, params: dict[str, Any] | None = None) -> None:
+        """Run a statement that changes the graph (loaders only)."""
+
+    def labels(self) -> list[str]: ...
+
+    def relationship_types(self) -> list[str]: ...
+
+    def schema(self, sample_size: int = 50) -> GraphSchema: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,48 @@
+"""One root exception with a few precise subclasses.
+
+Errors meant for the model (a query the database rejected) are turned into
+tool messages by the nodes; these types are what a programmer catches.
+"""
+
+from __future__ import annotations
+
+
+class ReflexionError(Exception):
+    """Root of every error this project raises on purpose."""
+
+
+class ConfigurationError(ReflexionError):
+    """The user's configuration cannot work (missing key, bad connection arguments)."""
+
+
+class ModelReplyError(ReflexionError):
+    """The chat model's reply could not be used, even after the allowed retries."""
+
+
+class GraphDatabaseError(ReflexionError):
+    """Anything the graph database reported."""
+
+
+class DatabaseUnavailableError(GraphDatabaseError):
+    """The database cannot be reached, or it went away during a query."""
+
+
+class QueryError(GraphDatabaseError):
+    """The database refused or failed one query; `message` is the database's own text."""
+
+    def __init__(self, message: str, query: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.query = query
+
+
+class CypherSyntaxError(QueryError):
+    """The query does not compile on this backend (syntax, unknown function, dialect gap)."""
+
+
+class WriteQueryRefusedError(QueryError):
+    """The query would change the graph (or read server files) and writes are not enabled."""
+
+
+class QueryTimeoutError(QueryError):
+    """The query ran longer than its timeout and was stopped by the database."""

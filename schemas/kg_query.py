@@ -1,0 +1,35 @@
+"""Structured outputs of the knowledge-graph query agent, as users of the seed API know them."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class GenerateQuery(BaseModel):
+    """Generate the query."""
+
+    answer: str = Field(
+        description="Cypher query for graph database according to user's question."
+    )
+    reflection: str = Field(
+        default="",
+        description="Your reflection on the initial answer, critique of what to improve",
+    )
+    search_queries: list[str] = Field(
+        default_factory=list, description="query for graph database"
+    )
+
+
+class ReviseQuery(GenerateQuery):
+    """Revise your previous query according to your question."""
+
+    answer: str = Field(default="", description="The previous query, as it was executed.")
+    revised_query: str = Field(description="Revised query")
+    score: str | int | float | None = Field(
+        default=None,
+        description=(
+            "the score for the query based on its query result"
+            " and relevance to the user's question,"
+            " with 0 representing the lowest score and 10 representing the highest score."
+        ),
+    )

@@ -1,0 +1,90 @@
+"""State, outcomes and results of the Reflexion engine.
+
+Routers read the typed fields here; they never re-parse message text.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, Literal, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from pydantic import BaseModel, Field
+
+StopReason = Literal[
+    "max_steps",  # the step limit was reached; the best result so far is returned
+    "score_threshold",  # the revise step scored the last result above the threshold
+    "non_empty_result",  # the last executed action returned a non-empty result
+    "no_progress",  # the model kept proposing actions that had already run
+    "model_error",  # the model's replies could not be used, even after retries
+    "tool_unavailable",  # the tool (database) could not be reached
+]
+
+
+class TokenUsage(BaseModel):
+    """Model calls and tokens spent, failed attempts included."""
+
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            llm_calls=self.llm_calls + other.llm_calls,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+        )
+
+
+class ToolOutcome(BaseModel):
+    """What one `execute_tool` step did with the current action."""
+
+    step: int
+    action: str
+    executed: bool = Field(description="False when the action was skipped (it had already run).")
+    non_empty: bool = False
+    content: str = Field(default="", description="The text the model was shown.")
+    columns: list[str] = Field(default_factory=list)
+    rows: list[list[Any]] = Field(default_factory=list)
+    truncated: bool = False
+    error: str | None = None
+    error_type: str | None = None
+    score: float | None = Field(default=None, description="The revise step's score of this outcome.")
+
+
+def _add_usage(left: TokenUsage | None, right: TokenUsage | None) -> TokenUsage:
+    return (left or TokenUsage()) + (right or TokenUsage())
+
+
+class ReflexionState(TypedDict, total=False):
+    """The graph's state: the message memory plus the typed fields the routers read."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    question: str
+    prompt: str | None
+    action: str | None  # the action the next execute_tool step will run
+    steps: int  # execute_tool steps taken so far
+    outcomes: Annotated[list[ToolOutcome], operator.add]
+    last_score: float | None
+    repeats: int  # consecutive actions that had already run
+    stop_reason: StopReason | None
+    error: str | None
+    usage: Annotated[TokenUsage, _add_usage]
+
+
+class ReflexionAgentResult(BaseModel):
+    """The end of one run: the answer that was actually executed, its result, and why it stopped."""
+
+    answer: str | None = Field(description="The executed action chosen as the answer (a query).")
+    tool_result: list[list[Any]] | None = Field(description="Rows (or output) of that action.")
+    columns: list[str] = Field(default_factory=list)
+    truncated: bool = False
+    stop_reason: StopReason | None
+    steps: int = 0
+    score: float | None = None
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    error: str | None = None
+    outcomes: list[ToolOutcome] = Field(default_factory=list)
