@@ -24,7 +24,7 @@ def connect(connection_args: dict[str, Any] | None = None) -> GraphDatabase:
       bolt/neo4j URI, with or without TLS).
     """
     args = dict(connection_args or {})
-    backend = str(args.get("backend") or ("neo4j" if args.keys() & {"host", "port", "uri", "url"} else "falkordb")).lower()
+    backend = backend_of(args)
     if backend == "falkordb":
         _check_keys(args, _FALKORDB_KEYS, backend)
         graph = args.get("graph") or args.get("db_name") or "movies"
@@ -56,3 +56,9 @@ def _check_keys(args: dict[str, Any], allowed: set[str], backend: str) -> None:
             f"unknown connection_args for {backend}: {', '.join(sorted(unknown))} "
             f"(known: {', '.join(sorted(allowed))})"
         )
+
+
+def backend_of(connection_args: dict[str, Any] | None) -> str:
+    """The backend `connect(connection_args)` would open, without connecting."""
+    args = connection_args or {}
+    return str(args.get("backend") or ("neo4j" if args.keys() & {"host", "port", "uri", "url"} else "falkordb")).lower()

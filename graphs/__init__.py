@@ -1,0 +1,1 @@
+"""Wiring: graph builders, the biochatter-compatible agent classes, and the entry points."""

@@ -1,0 +1,283 @@
+"""`ReflexionAgent`: draft, act, reflect and revise, compiled as a LangGraph state machine.
+
+    START -> draft -> execute_tool -> revise -> (should_continue?) -> execute_tool | END
+
+Subclasses supply the seed's hooks (`_tool_function`, `_create_initial_responder`,
+`_create_revise_responder`, optionally the logging and parsing hooks). The engine
+owns the loop: typed state, stop rules, duplicate actions, token accounting, and a
+step limit that ends normally with the best result instead of a recursion error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableLambda
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from pydantic import BaseModel
+
+from nodes.models.resolve import resolve_chat_model
+from nodes.reflexion.responder import Responder, ResponderReply
+from nodes.reflexion.scoring import parse_score
+from nodes.reflexion.steps import (
+    draft_update,
+    last_tool_call_id,
+    revise_update,
+    skipped_tool_message,
+    tool_update,
+)
+from nodes.reflexion.stop_rules import (
+    DEFAULT_MAX_REPEATS,
+    DEFAULT_MAX_STEPS,
+    DEFAULT_SCORE_THRESHOLD,
+    MAX_STEPS_LIMIT,
+    answer_outcome,
+    check_stop,
+)
+from schemas.errors import ConfigurationError, DatabaseUnavailableError
+from schemas.reflexion import ReflexionAgentResult, ReflexionState, StopReason, TokenUsage, ToolOutcome
+
+logger = logging.getLogger(__name__)
+
+StepCallback = Callable[[int, str, BaseMessage | None, dict[str, Any]], None]
+
+
+class ReflexionAgent(ABC):
+    """Abstract Reflexion agent with the seed's constructor and hooks."""
+
+    def __init__(
+        self,
+        conversation_factory: Callable[[], Any],
+        max_steps: int = DEFAULT_MAX_STEPS,
+        *,
+        score_threshold: float = DEFAULT_SCORE_THRESHOLD,
+        max_model_retries: int = 2,
+        max_repeats: int = DEFAULT_MAX_REPEATS,
+        checkpointer: Any = None,
+    ) -> None:
+        if isinstance(max_steps, bool) or not isinstance(max_steps, int) or not 1 <= max_steps <= MAX_STEPS_LIMIT:
+            raise ConfigurationError(f"max_steps must be an integer from 1 to {MAX_STEPS_LIMIT}, got {max_steps!r}")
+        if not callable(conversation_factory):
+            raise ConfigurationError("conversation_factory must be a callable that returns a chat model")
+        self.conversation_factory = conversation_factory
+        self.max_steps = max_steps
+        self.score_threshold = float(score_threshold)
+        self.max_model_retries = max_model_retries
+        self.max_repeats = max_repeats
+        self.checkpointer = checkpointer
+        self._chat: BaseChatModel | None = None
+        self._graph: CompiledStateGraph | None = None
+
+    # -- hooks a subclass implements (the seed's API) ------------------------
+
+    @abstractmethod
+    def _tool_function(self, state: list[BaseMessage]) -> ToolMessage:
+        """Run the newest action in the memory; return a ToolMessage whose artifact is a ToolOutcome."""
+
+    @abstractmethod
+    def _create_initial_responder(self, prompt: str | None = None) -> Responder:
+        """The responder for the draft step."""
+
+    @abstractmethod
+    def _create_revise_responder(self, prompt: str | None = None) -> Responder:
+        """The responder for the revise step: scores the last result and revises the action."""
+
+    def _log_step_message(self, step: int, node: str, output: BaseMessage | None) -> None:
+        logger.info("step %d, %s: %s", step, node, getattr(output, "content", output))
+
+    def _log_final_result(self, output: ReflexionAgentResult) -> None:
+        logger.info("final (%s): %s", output.stop_reason, output.answer)
+
+    def _parse_final_result(self, output: ReflexionState) -> ReflexionAgentResult:
+        """The result of a finished run, read from typed state (never from message text)."""
+        outcomes = output.get("outcomes") or []
+        chosen = answer_outcome(outcomes, output.get("stop_reason"))
+        return ReflexionAgentResult(
+            answer=chosen.action if chosen else None,
+            tool_result=chosen.rows if chosen and chosen.error is None else None,
+            columns=chosen.columns if chosen else [],
+            truncated=chosen.truncated if chosen else False,
+            stop_reason=output.get("stop_reason"),
+            steps=output.get("steps", 0),
+            score=output.get("last_score"),
+            usage=output.get("usage") or TokenUsage(),
+            error=output.get("error") or (chosen.error if chosen else None),
+            outcomes=outcomes,
+        )
+
+    def _action_from_draft(self, parsed: BaseModel) -> str:
+        return str(getattr(parsed, "answer", "") or "")
+
+    def _action_from_revision(self, parsed: BaseModel) -> str:
+        for name in ("revised_query", "revised_answer", "answer"):
+            value = getattr(parsed, name, None)
+            if value:
+                return str(value)
+        return ""
+
+    def _score_from_revision(self, parsed: BaseModel) -> float | None:
+        return parse_score(getattr(parsed, "score", None))
+
+    def _stop_reason(self, state: ReflexionState) -> StopReason | None:
+        """The stop rules, in order: step limit, score above threshold, non-empty result, no progress."""
+        return check_stop(
+            state, max_steps=self.max_steps, score_threshold=self.score_threshold, max_repeats=self.max_repeats
+        )
+
+    def _should_continue(self, state: ReflexionState) -> Literal["execute_tool", "__end__"]:
+        """Route after revise: run the revised action, or end once a stop reason is set."""
+        return END if state.get("stop_reason") else "execute_tool"
+
+    # -- engine ---------------------------------------------------------------
+
+    @property
+    def chat(self) -> BaseChatModel:
+        """The chat model, made once from `conversation_factory`."""
+        if self._chat is None:
+            self._chat = resolve_chat_model(self.conversation_factory())
+        return self._chat
+
+    def _draft(self, reply: ResponderReply) -> dict[str, Any]:
+        return draft_update(reply, self._action_from_draft)
+
+    def _revised(self, state: ReflexionState, reply: ResponderReply) -> dict[str, Any]:
+        update = revise_update(state, reply, self._action_from_revision, self._score_from_revision)
+        if "stop_reason" not in update:
+            update["stop_reason"] = self._stop_reason({**state, **update})
+        return update
+
+    def _draft_node(self, state: ReflexionState) -> dict[str, Any]:
+        return self._draft(self._create_initial_responder(state.get("prompt")).respond(state["messages"]))
+
+    async def _adraft_node(self, state: ReflexionState) -> dict[str, Any]:
+        return self._draft(await self._create_initial_responder(state.get("prompt")).arespond(state["messages"]))
+
+    def _revise_node(self, state: ReflexionState) -> dict[str, Any]:
+        return self._revised(state, self._create_revise_responder(state.get("prompt")).respond(state["messages"]))
+
+    async def _arevise_node(self, state: ReflexionState) -> dict[str, Any]:
+        reply = await self._create_revise_responder(state.get("prompt")).arespond(state["messages"])
+        return self._revised(state, reply)
+
+    def _execute_tool_node(self, state: ReflexionState) -> dict[str, Any]:
+        skipped = skipped_tool_message(state)
+        if skipped is not None:
+            return tool_update(state, skipped)
+        try:
+            message = self._tool_function(state["messages"])
+        except DatabaseUnavailableError as e:
+            return self._unavailable(state, e)
+        return tool_update(state, message)
+
+    async def _aexecute_tool_node(self, state: ReflexionState) -> dict[str, Any]:
+        return await asyncio.to_thread(self._execute_tool_node, state)
+
+    def _unavailable(self, state: ReflexionState, error: Exception) -> dict[str, Any]:
+        outcome = ToolOutcome(
+            step=0, action=state.get("action") or "", executed=False, content=f"Error: {error}",
+            error=str(error), error_type=type(error).__name__,
+        )
+        message = ToolMessage(
+            content=outcome.content, tool_call_id=last_tool_call_id(state["messages"]), artifact=outcome.model_dump()
+        )
+        return tool_update(state, message, stop_reason="tool_unavailable")
+
+    @staticmethod
+    def _route_after_draft(state: ReflexionState) -> Literal["execute_tool", "__end__"]:
+        return END if state.get("stop_reason") else "execute_tool"
+
+    @staticmethod
+    def _route_after_execute_tool(state: ReflexionState) -> Literal["revise", "__end__"]:
+        return END if state.get("stop_reason") else "revise"
+
+    def build_graph(self) -> CompiledStateGraph:
+        """Compile the state machine; nodes run sync under `invoke` and async under `ainvoke`."""
+        builder = StateGraph(ReflexionState)
+        builder.add_node("draft", RunnableLambda(self._draft_node, afunc=self._adraft_node, name="draft"))
+        builder.add_node(
+            "execute_tool",
+            RunnableLambda(self._execute_tool_node, afunc=self._aexecute_tool_node, name="execute_tool"),
+        )
+        builder.add_node("revise", RunnableLambda(self._revise_node, afunc=self._arevise_node, name="revise"))
+        builder.add_edge(START, "draft")
+        builder.add_conditional_edges("draft", self._route_after_draft)
+        builder.add_conditional_edges("execute_tool", self._route_after_execute_tool)
+        builder.add_conditional_edges("revise", self._should_continue)
+        return builder.compile(checkpointer=self.checkpointer, name=type(self).__name__)
+
+    @property
+    def graph(self) -> CompiledStateGraph:
+        if self._graph is None:
+            self._graph = self.build_graph()
+        return self._graph
+
+    def _inputs(self, question: str, prompt: str | None) -> dict[str, Any]:
+        if not isinstance(question, str) or not question.strip():
+            raise ConfigurationError("the question must be a non-empty string")
+        return {
+            "messages": [HumanMessage(content=question.strip())],
+            "question": question.strip(),
+            "prompt": prompt,
+            "action": None,
+            "steps": 0,
+            "outcomes": [],
+            "last_score": None,
+            "repeats": 0,
+            "stop_reason": None,
+            "error": None,
+            "usage": TokenUsage(),
+        }
+
+    def _config(self, thread_id: str | None) -> dict[str, Any]:
+        # Each step is execute_tool + revise; the draft and a margin come on top.
+        config: dict[str, Any] = {"recursion_limit": 2 * self.max_steps + 5}
+        if self.checkpointer is not None:
+            config["configurable"] = {"thread_id": thread_id or uuid.uuid4().hex}
+        return config
+
+    def _report(self, chunk: dict[str, Any], state: dict[str, Any], on_step: StepCallback | None) -> None:
+        for node, update in chunk.items():
+            messages = (update or {}).get("messages") or []
+            message = messages[-1] if messages else None
+            step = (update or {}).get("steps", state.get("steps", 0))
+            self._log_step_message(step, node, message)
+            if on_step is not None:
+                on_step(step, node, message, update or {})
+
+    def _finish(self, state: dict[str, Any]) -> ReflexionAgentResult:
+        result = self._parse_final_result(state)
+        self._log_final_result(result)
+        return result
+
+    def execute(
+        self, question: str, prompt: str | None = None, *, on_step: StepCallback | None = None, thread_id: str | None = None
+    ) -> ReflexionAgentResult:
+        """Run the loop on `question`; `prompt` is the task prompt (for the KG agent, the kg_prompt)."""
+        state = self._inputs(question, prompt)
+        for mode, chunk in self.graph.stream(state, self._config(thread_id), stream_mode=["updates", "values"]):
+            if mode == "values":
+                state = chunk
+            else:
+                self._report(chunk, state, on_step)
+        return self._finish(state)
+
+    async def aexecute(
+        self, question: str, prompt: str | None = None, *, on_step: StepCallback | None = None, thread_id: str | None = None
+    ) -> ReflexionAgentResult:
+        """`execute`, asynchronously: model calls are awaited, tool calls run in a worker thread."""
+        state = self._inputs(question, prompt)
+        config = self._config(thread_id)
+        async for mode, chunk in self.graph.astream(state, config, stream_mode=["updates", "values"]):
+            if mode == "values":
+                state = chunk
+            else:
+                self._report(chunk, state, on_step)
+        return self._finish(state)

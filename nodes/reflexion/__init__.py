@@ -1,0 +1,1 @@
+"""The Reflexion engine's behaviour: responders, score parsing, stop rules and node updates."""

@@ -1,0 +1,167 @@
+"""Call a chat model for one structured reply, tolerating the ways replies go wrong.
+
+The reply is asked for as a tool call of a pydantic schema. A reply with no
+tool call, arguments that are not JSON, or missing fields is answered with
+the error and retried; JSON written as plain text (fenced or not) is accepted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, ValidationError
+
+from schemas.reflexion import TokenUsage
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+@dataclass
+class ResponderReply:
+    """One responder call: the normalised reply and its parsed schema, or why there is none."""
+
+    message: AIMessage | None
+    parsed: BaseModel | None
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    error: str | None = None
+    attempts: list[str] = field(default_factory=list)
+
+
+def usage_of(message: AIMessage) -> TokenUsage:
+    meta = getattr(message, "usage_metadata", None) or {}
+    return TokenUsage(
+        llm_calls=1,
+        input_tokens=int(meta.get("input_tokens", 0) or 0),
+        output_tokens=int(meta.get("output_tokens", 0) or 0),
+        total_tokens=int(meta.get("total_tokens", 0) or 0),
+    )
+
+
+def _json_in_text(text: str) -> dict[str, Any] | None:
+    """The first JSON object in `text`, inside a code fence or surrounded by prose."""
+    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    decoder = json.JSONDecoder()
+    for candidate in candidates:
+        for start in [i for i, ch in enumerate(candidate) if ch == "{"]:
+            try:
+                value, _ = decoder.raw_decode(candidate[start:])
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                return value
+    return None
+
+
+def _validation_summary(error: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['msg']}" for e in error.errors())
+
+
+def parse_reply(message: AIMessage, schema: type[BaseModel]) -> tuple[BaseModel | None, str | None, str | None]:
+    """(parsed, tool call id, error): the schema instance read from `message`, or why not."""
+    name = schema.__name__
+    calls = [c for c in message.tool_calls if c.get("name") == name] or list(message.tool_calls)
+    if calls:
+        args = calls[0].get("args")
+        try:
+            return schema.model_validate(args), calls[0].get("id"), None
+        except ValidationError as e:
+            return None, None, f"the arguments of `{name}` are invalid: {_validation_summary(e)}"
+    if message.invalid_tool_calls:
+        bad = message.invalid_tool_calls[0]
+        return None, None, f"the tool call arguments are not valid JSON ({bad.get('error') or bad.get('args')!r})"
+    text = message.content if isinstance(message.content, str) else json.dumps(message.content)
+    data = _json_in_text(text)
+    if data is None:
+        return None, None, f"the reply has no `{name}` tool call and no JSON object"
+    if isinstance(data.get("args"), dict) and data.get("name") == name:
+        data = data["args"]
+    try:
+        return schema.model_validate(data), None, None
+    except ValidationError as e:
+        return None, None, f"the JSON in the reply does not fit `{name}`: {_validation_summary(e)}"
+
+
+def _normalised(message: AIMessage, parsed: BaseModel, call_id: str | None) -> AIMessage:
+    """The reply as memory keeps it: exactly one well-formed tool call of the schema."""
+    return AIMessage(
+        content=message.content if isinstance(message.content, str) else "",
+        tool_calls=[
+            {
+                "name": type(parsed).__name__,
+                "args": parsed.model_dump(),
+                "id": call_id or f"call_{uuid.uuid4().hex[:12]}",
+                "type": "tool_call",
+            }
+        ],
+        id=message.id,
+        usage_metadata=message.usage_metadata,
+        response_metadata=message.response_metadata,
+    )
+
+
+class Responder:
+    """Ask `model` for a `schema` reply to `system_prompt` + the memory, retrying bad replies."""
+
+    def __init__(self, model: BaseChatModel, schema: type[BaseModel], system_prompt: str, max_retries: int = 2) -> None:
+        self.model, self.schema, self.system_prompt = model, schema, system_prompt
+        self.max_retries = max(0, int(max_retries))
+        try:
+            self._runnable = model.bind_tools([schema], tool_choice=schema.__name__)
+        except NotImplementedError:  # a text-only model: the JSON-in-text path still works
+            self._runnable = model
+
+    def _prompt(self, messages: list[BaseMessage], feedback: list[BaseMessage]) -> list[BaseMessage]:
+        return [SystemMessage(content=self.system_prompt), *messages, *feedback]
+
+    def _feedback(self, reply: AIMessage, error: str) -> HumanMessage:
+        shown = reply.content if isinstance(reply.content, str) and reply.content else json.dumps(reply.tool_calls, default=str)
+        return HumanMessage(
+            content=(
+                f"Your previous reply could not be used: {error}.\nIt was: {shown[:1000]}\n"
+                f"Reply again by calling the `{self.schema.__name__}` tool with every required field."
+            )
+        )
+
+    def _step(self, reply: AIMessage, state: ResponderReply) -> BaseMessage | None:
+        state.usage = state.usage + usage_of(reply)
+        parsed, call_id, error = parse_reply(reply, self.schema)
+        if parsed is not None:
+            state.message, state.parsed, state.error = _normalised(reply, parsed, call_id), parsed, None
+            return None
+        state.error = error
+        state.attempts.append(error or "")
+        return self._feedback(reply, error or "unusable reply")
+
+    def respond(self, messages: list[BaseMessage]) -> ResponderReply:
+        state, feedback = ResponderReply(message=None, parsed=None), []
+        for _ in range(self.max_retries + 1):
+            try:
+                reply = self._runnable.invoke(self._prompt(messages, feedback))
+            except Exception as e:  # the model call itself failed: report it, do not crash the run
+                state.error = f"the model call failed: {type(e).__name__}: {e}"
+                return state
+            correction = self._step(reply, state)
+            if correction is None:
+                return state
+            feedback = [correction]
+        return state
+
+    async def arespond(self, messages: list[BaseMessage]) -> ResponderReply:
+        state, feedback = ResponderReply(message=None, parsed=None), []
+        for _ in range(self.max_retries + 1):
+            try:
+                reply = await self._runnable.ainvoke(self._prompt(messages, feedback))
+            except Exception as e:
+                state.error = f"the model call failed: {type(e).__name__}: {e}"
+                return state
+            correction = self._step(reply, state)
+            if correction is None:
+                return state
+            feedback = [correction]
+        return state

@@ -1,0 +1,59 @@
+"""When the Reflexion loop stops, and which executed outcome becomes the answer."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from schemas.reflexion import StopReason, ToolOutcome
+
+DEFAULT_MAX_STEPS = 30
+DEFAULT_SCORE_THRESHOLD = 7.0
+DEFAULT_MAX_REPEATS = 2
+MAX_STEPS_LIMIT = 1000
+
+
+def normalise_action(action: str | None) -> str:
+    """Actions that differ only in whitespace or a trailing semicolon are the same action."""
+    return re.sub(r"\s+", " ", (action or "").strip().rstrip(";")).strip()
+
+
+def already_ran(action: str | None, outcomes: list[ToolOutcome]) -> ToolOutcome | None:
+    key = normalise_action(action)
+    return next((o for o in outcomes if o.executed and normalise_action(o.action) == key), None)
+
+
+def check_stop(
+    state: Mapping[str, Any],
+    *,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    score_threshold: float = DEFAULT_SCORE_THRESHOLD,
+    max_repeats: int = DEFAULT_MAX_REPEATS,
+) -> StopReason | None:
+    """The stop rules after a revise step, in order; None means run the revised action."""
+    outcomes: list[ToolOutcome] = state.get("outcomes") or []
+    if state.get("steps", 0) >= max_steps:
+        return "max_steps"
+    score = state.get("last_score")
+    if score is not None and score > score_threshold:
+        return "score_threshold"
+    if outcomes and outcomes[-1].executed and outcomes[-1].non_empty:
+        return "non_empty_result"
+    if state.get("repeats", 0) >= max_repeats:
+        return "no_progress"
+    return None
+
+
+def _rank(outcome: ToolOutcome) -> tuple[bool, bool, float, int]:
+    return (outcome.error is None, outcome.non_empty, outcome.score if outcome.score is not None else -1.0, outcome.step)
+
+
+def answer_outcome(outcomes: list[ToolOutcome], stop_reason: StopReason | None) -> ToolOutcome | None:
+    """The executed outcome to return: the last one when the loop was satisfied, else the best so far."""
+    executed = [o for o in outcomes if o.executed]
+    if not executed:
+        return None
+    if stop_reason in ("score_threshold", "non_empty_result"):
+        return executed[-1]
+    return max(executed, key=_rank)

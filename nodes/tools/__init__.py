@@ -1,0 +1,1 @@
+"""Tools the agents call: the Cypher tool over the graph-database protocol."""

@@ -1,0 +1,74 @@
+"""The Cypher tool: run one model-written query and describe the outcome for the model.
+
+Database errors are returned to the model in the database's own words so the
+revise step can fix them; only an unreachable database is raised.
+"""
+
+from __future__ import annotations
+
+import json
+
+from nodes.graphdb.protocol import GraphDatabase
+from schemas.errors import DatabaseUnavailableError, QueryError, QueryTimeoutError, WriteQueryRefusedError
+from schemas.graphdb import QueryResult
+from schemas.reflexion import ToolOutcome
+
+DEFAULT_ROWS_IN_MESSAGE = 20
+
+
+def describe_result(result: QueryResult, rows_in_message: int = DEFAULT_ROWS_IN_MESSAGE) -> str:
+    """The rows as the model sees them: a count, the columns, and up to `rows_in_message` records."""
+    count = len(result.rows)
+    if count == 0:
+        return f"Query: {result.query}\nResult: no rows."
+    shown = result.records()[:rows_in_message]
+    more = " or more (the result was cut at the row cap)" if result.truncated else ""
+    header = f"Query: {result.query}\nResult: {count}{more} row(s), columns: {', '.join(result.columns)}."
+    if result.is_empty:
+        header += " Every value is null or empty, so this answers nothing."
+    if count > len(shown):
+        header += f" Showing the first {len(shown)}."
+    body = "\n".join(json.dumps(r, ensure_ascii=False, default=str) for r in shown)
+    return f"{header}\n{body}"
+
+
+def _error_text(error: QueryError, timeout: float | None) -> str:
+    if isinstance(error, WriteQueryRefusedError):
+        return f"Refused, not run: {error.message}. Only read queries are allowed."
+    if isinstance(error, QueryTimeoutError):
+        return (
+            f"The query ran past its timeout of {timeout} s and was stopped ({error.message}). Write a cheaper "
+            "query: anchor on specific property values, bound variable-length paths, add LIMIT."
+        )
+    return f"The database rejected the query ({type(error).__name__}): {error.message}"
+
+
+def run_cypher(
+    db: GraphDatabase,
+    query: str,
+    *,
+    timeout: float | None,
+    row_cap: int | None,
+    rows_in_message: int = DEFAULT_ROWS_IN_MESSAGE,
+    allow_writes: bool = False,
+) -> ToolOutcome:
+    """Run `query` read-only (unless `allow_writes`) and return its outcome; raises only if the database is down."""
+    try:
+        result = db.query(query, timeout=timeout, row_cap=row_cap, allow_writes=allow_writes)
+    except DatabaseUnavailableError:
+        raise
+    except QueryError as e:
+        return ToolOutcome(
+            step=0, action=query, executed=True, content=f"Query: {query}\n{_error_text(e, timeout)}",
+            error=e.message, error_type=type(e).__name__,
+        )
+    return ToolOutcome(
+        step=0,
+        action=query,
+        executed=True,
+        non_empty=not result.is_empty,
+        content=describe_result(result, rows_in_message),
+        columns=result.columns,
+        rows=result.rows,
+        truncated=result.truncated,
+    )
