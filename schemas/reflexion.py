@@ -5,7 +5,6 @@ Routers read the typed fields here; they never re-parse message text.
 
 from __future__ import annotations
 
-import operator
 from typing import Annotated, Any, Literal, TypedDict
 
 from langchain_core.messages import AnyMessage
@@ -67,7 +66,7 @@ class ReflexionState(TypedDict, total=False):
     prompt: str | None
     action: str | None  # the action the next execute_tool step will run
     steps: int  # execute_tool steps taken so far
-    outcomes: Annotated[list[ToolOutcome], operator.add]
+    outcomes: list[ToolOutcome]  # one per execute_tool step; revise sets the score of the last
     last_score: float | None
     repeats: int  # consecutive actions that had already run
     stop_reason: StopReason | None

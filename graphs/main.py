@@ -1,0 +1,91 @@
+"""`make run`: ask the embedded movies graph a question and watch the agent work.
+
+    python -m graphs.main "Who directed The Matrix?" [--model openai:gpt-4o-mini] [--max-steps 30]
+
+Exit codes: 0 answered, 1 stopped without a usable answer, 2 configuration
+error (no model key), 3 database unavailable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from graphs.kg_query_agent import KGQueryReflexionAgent
+from nodes.graphdb import connect, ensure_movies_graph
+from nodes.models.resolve import chat_model_from_env
+from schemas.errors import ConfigurationError, DatabaseUnavailableError
+from schemas.reflexion import ReflexionAgentResult, ToolOutcome
+
+DEFAULT_QUESTION = "Which movies did Tom Hanks act in?"
+MAX_ROWS_PRINTED = 15
+
+
+def _print_step(step: int, node: str, message: BaseMessage | None, update: dict[str, Any]) -> None:
+    if node == "draft" and message is not None:
+        print(f"[draft] query: {message.tool_calls[0]['args'].get('answer')}", flush=True)
+    elif node == "execute_tool":
+        outcome = ToolOutcome.model_validate(update["outcomes"][-1])
+        if not outcome.executed:
+            print(f"[execute {step}] skipped: the query already ran", flush=True)
+        elif outcome.error:
+            print(f"[execute {step}] error ({outcome.error_type}): {outcome.error}", flush=True)
+        else:
+            more = "+" if outcome.truncated else ""
+            print(f"[execute {step}] {len(outcome.rows)}{more} row(s) {outcome.columns}: {outcome.rows[:3]}", flush=True)
+    elif node == "revise" and message is not None:
+        args = message.tool_calls[0]["args"]
+        print(f"[revise {step}] score: {args.get('score')!r}; next query: {args.get('revised_query')}", flush=True)
+    elif update.get("stop_reason") == "model_error":
+        print(f"[{node}] the model's reply could not be used: {update.get('error')}", flush=True)
+
+
+def _print_result(result: ReflexionAgentResult) -> None:
+    print(f"\nStopped: {result.stop_reason} after {result.steps} step(s); score {result.score}; "
+          f"{result.usage.llm_calls} model call(s), {result.usage.total_tokens} tokens.")
+    if result.answer is None:
+        print(f"No query was executed. {result.error or ''}")
+        return
+    print(f"Answer query: {result.answer}")
+    if result.tool_result is None:
+        print(f"It failed: {result.error}")
+        return
+    print(f"Rows ({len(result.tool_result)}{'+, truncated' if result.truncated else ''}), columns {result.columns}:")
+    for row in result.tool_result[:MAX_ROWS_PRINTED]:
+        print("  " + json.dumps(row, ensure_ascii=False, default=str))
+    if len(result.tool_result) > MAX_ROWS_PRINTED:
+        print(f"  ... {len(result.tool_result) - MAX_ROWS_PRINTED} more")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Ask the embedded movies knowledge graph a question.")
+    parser.add_argument("question", nargs="?", default=DEFAULT_QUESTION)
+    parser.add_argument("--model", help="model name, e.g. openai:gpt-4o-mini (default: $REFLEXION_MODEL)")
+    parser.add_argument("--max-steps", type=int, default=30)
+    parser.add_argument("--data-dir", help="embedded database directory (default: $REFLEXION_DATA_DIR)")
+    args = parser.parse_args(argv)
+    try:
+        model = chat_model_from_env(args.model)
+        db = connect({"backend": "falkordb", "data_dir": args.data_dir})
+        report = ensure_movies_graph(db)
+        if report is not None:
+            print(f"Loaded the movies graph ({report.executed} statements).", flush=True)
+        agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=db, max_steps=args.max_steps)
+        print(f"Question: {args.question}", flush=True)
+        result = agent.execute(args.question, on_step=_print_step)
+    except ConfigurationError as e:
+        print(f"Configuration error: {e}", file=sys.stderr)
+        return 2
+    except DatabaseUnavailableError as e:
+        print(f"Database unavailable: {e}", file=sys.stderr)
+        return 3
+    _print_result(result)
+    return 0 if result.tool_result is not None else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""The knowledge-graph Reflexion loop on the real embedded movies graph, with a scripted model."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import AIMessage, ToolMessage
+
+from graphs.kg_query_agent import KGQueryReflexionAgent
+from nodes.models import ScriptedChatModel
+from schemas.errors import ConfigurationError
+from tests.conftest import EMPTY_QUERY, TOM_HANKS_QUERY, draft, revise
+
+
+def make_agent(movies_db, replies, **kwargs) -> tuple[KGQueryReflexionAgent, ScriptedChatModel]:
+    model = ScriptedChatModel(replies=replies)
+    return KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, **kwargs), model
+
+
+def test_non_empty_result_stops_and_returns_the_executed_rows(movies_db):
+    agent, model = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise("MATCH (n) RETURN n", score=3)])
+    result = agent.execute("Which movies did Tom Hanks act in?")
+    assert result.stop_reason == "non_empty_result"
+    assert result.answer == TOM_HANKS_QUERY  # the executed query, not the unexecuted revision
+    assert ["Cast Away"] in result.tool_result and len(result.tool_result) == 12
+    assert result.steps == 1 and result.score == 3.0
+    assert result.usage.llm_calls == 2 and result.usage.total_tokens > 0
+
+
+def test_score_above_threshold_stops_even_on_an_empty_result(movies_db):
+    agent, _ = make_agent(movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, score="8/10")])
+    result = agent.execute("Which movies did Nobody act in?")
+    assert result.stop_reason == "score_threshold"
+    assert result.answer == EMPTY_QUERY and result.tool_result == [] and result.score == 8.0
+
+
+def test_score_threshold_is_configurable(movies_db):
+    agent, _ = make_agent(
+        movies_db, [draft(EMPTY_QUERY), revise(EMPTY_QUERY + " LIMIT 5", score=8), revise("x", score=9.5)],
+        score_threshold=9,
+    )
+    result = agent.execute("q")
+    assert result.stop_reason == "score_threshold" and result.steps == 2 and result.score == 9.5
+
+
+def test_empty_result_loops_back_to_execute_the_revision(movies_db):
+    agent, model = make_agent(movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, score=2), revise("unused", 1)])
+    result = agent.execute("Which movies did Tom Hanks act in?")
+    assert result.stop_reason == "non_empty_result"
+    assert result.steps == 2 and result.answer == TOM_HANKS_QUERY and len(result.tool_result) == 12
+    assert [o.non_empty for o in result.outcomes] == [False, True]
+
+
+def test_all_null_rows_count_as_empty(movies_db):
+    null_query = "MATCH (m:Movie {title: 'The Matrix'}) RETURN m.nonexistent AS x"
+    agent, _ = make_agent(movies_db, [draft(null_query), revise(TOM_HANKS_QUERY, score=1), revise("z", 1)])
+    result = agent.execute("q")
+    assert result.outcomes[0].executed and result.outcomes[0].rows == [[None]]
+    assert result.outcomes[0].non_empty is False
+    assert result.stop_reason == "non_empty_result" and result.answer == TOM_HANKS_QUERY
+
+
+def test_database_error_text_reaches_the_revise_prompt(movies_db):
+    bad = "MATCH (m:Movie) WHERE m.title =~ 'The.*' RETURN m.title"
+    agent, model = make_agent(movies_db, [draft(bad), revise(TOM_HANKS_QUERY, score=2), revise("unused", 1)])
+    result = agent.execute("q")
+    revise_prompt = model.calls[1]
+    tool_messages = [m for m in revise_prompt if isinstance(m, ToolMessage)]
+    assert tool_messages and "The database rejected the query" in tool_messages[-1].content
+    assert result.outcomes[0].error and result.outcomes[0].error in tool_messages[-1].content
+    assert result.stop_reason == "non_empty_result" and result.answer == TOM_HANKS_QUERY
+
+
+def test_a_repeated_query_is_not_run_again_and_the_model_is_told(movies_db):
+    agent, model = make_agent(movies_db, [draft(EMPTY_QUERY), revise(EMPTY_QUERY + ";", 1), revise(TOM_HANKS_QUERY, 1), revise("u", 1)])
+    result = agent.execute("q")
+    assert [o.executed for o in result.outcomes] == [True, False, True]
+    told = [m for m in model.calls[2] if isinstance(m, ToolMessage)][-1].content
+    assert "already ran at step 1" in told
+    assert result.answer == TOM_HANKS_QUERY
+
+
+def test_no_progress_when_the_model_keeps_repeating(movies_db):
+    agent, _ = make_agent(movies_db, [draft(EMPTY_QUERY)] + [revise(EMPTY_QUERY, 1)] * 5)
+    result = agent.execute("q")
+    assert result.stop_reason == "no_progress"
+    assert result.steps == 3 and result.answer == EMPTY_QUERY and result.tool_result == []
+
+
+@pytest.mark.parametrize("max_steps", [1, 29, 30, 100])
+def test_step_limit_ends_normally_with_the_best_result(movies_db, max_steps):
+    # Every revision is a new empty query, so only the step limit can end the loop.
+    def revision(messages):
+        n = sum(isinstance(m, ToolMessage) for m in messages)
+        return revise(f"MATCH (p:Person {{name: 'Nobody {n}'}}) RETURN p.name AS name", score=1)
+
+    model = ScriptedChatModel(replies=[draft(EMPTY_QUERY)], default=revision)
+    agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, max_steps=max_steps)
+    result = agent.execute("q")
+    assert result.stop_reason == "max_steps"
+    assert result.steps == max_steps and len(result.outcomes) == max_steps
+    assert result.answer is not None and result.tool_result == []
+    assert result.usage.llm_calls == max_steps + 1
+
+
+def test_step_limit_prefers_a_non_empty_earlier_result(movies_db):
+    agent, _ = make_agent(movies_db, [draft("MATCH (m:Movie) RETURN m.title AS t"), revise(EMPTY_QUERY, 1)], max_steps=1)
+    # max_steps is checked first, so even a non-empty result ends as max_steps with max_steps=1.
+    result = agent.execute("q")
+    assert result.stop_reason == "max_steps" and result.answer == "MATCH (m:Movie) RETURN m.title AS t"
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1001, 2.5, "30", True])
+def test_invalid_step_limits_are_refused_clearly(bad):
+    with pytest.raises(ConfigurationError, match="max_steps"):
+        KGQueryReflexionAgent(conversation_factory=lambda: None, max_steps=bad)
+
+
+def test_step_limit_of_1000_is_reachable_without_recursion_error(movies_db):
+    agent, _ = make_agent(movies_db, [draft(EMPTY_QUERY)], max_steps=1000)
+    assert agent._config(None)["recursion_limit"] >= 2 * 1000 + 1
+
+
+def test_write_queries_from_the_model_never_change_the_graph(movies_db):
+    from tests.conftest import graph_fingerprint
+
+    before = graph_fingerprint(movies_db)
+    writes = ["MATCH (n) DETACH DELETE n", "CREATE (:Hacker {name: 'x'})", "MATCH (p:Person) SET p.name = 'x'"]
+    agent, model = make_agent(movies_db, [draft(writes[0]), revise(writes[1], 1), revise(writes[2], 1), revise("u", 1)], max_steps=3)
+    result = agent.execute("Delete everything")
+    assert graph_fingerprint(movies_db) == before
+    assert [o.error_type for o in result.outcomes] == ["WriteQueryRefusedError"] * 3
+    assert "Only read queries are allowed" in result.outcomes[0].content
+    assert result.stop_reason == "max_steps" and result.tool_result is None and result.error
+
+
+def test_runaway_query_is_stopped_by_its_timeout(movies_db):
+    runaway = "MATCH (a), (b), (c), (d) RETURN count(*) AS n"
+    agent, _ = make_agent(movies_db, [draft(runaway), revise(TOM_HANKS_QUERY, 2), revise("u", 1)], query_timeout=0.2)
+    result = agent.execute("q")
+    assert result.outcomes[0].error_type == "QueryTimeoutError"
+    assert result.stop_reason == "non_empty_result" and result.answer == TOM_HANKS_QUERY
+
+
+def test_row_cap_is_reported_to_the_model_and_the_result(movies_db):
+    agent, model = make_agent(movies_db, [draft("MATCH (p:Person) RETURN p.name AS name"), revise("u", 9)], row_cap=10, rows_in_message=3)
+    result = agent.execute("q")
+    assert len(result.tool_result) == 10 and result.truncated
+    assert "cut at the row cap" in result.outcomes[0].content and "Showing the first 3" in result.outcomes[0].content
+
+
+def test_memory_is_a_well_formed_tool_conversation(movies_db):
+    agent, model = make_agent(movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, 2), revise("u", 1)])
+    agent.execute("q")
+    memory = model.calls[-1][1:]  # after the system prompt
+    kinds = [type(m).__name__ for m in memory]
+    assert kinds == ["HumanMessage", "AIMessage", "ToolMessage", "AIMessage", "ToolMessage"]
+    for ai, tool in zip(memory[1::2], memory[2::2]):
+        assert isinstance(ai, AIMessage) and tool.tool_call_id == ai.tool_calls[0]["id"]
+
+
+async def test_aexecute_gives_the_same_result(movies_db):
+    agent, _ = make_agent(movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, 2), revise("u", 1)])
+    result = await agent.aexecute("Which movies did Tom Hanks act in?")
+    assert result.stop_reason == "non_empty_result" and len(result.tool_result) == 12 and result.steps == 2
+
+
+def test_empty_question_is_refused():
+    agent = KGQueryReflexionAgent(conversation_factory=lambda: ScriptedChatModel())
+    with pytest.raises(ConfigurationError):
+        agent.execute("   ")
+
+
+def test_kg_prompt_defaults_to_the_live_schema(movies_db):
+    agent, model = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise("u", 9)])
+    agent.execute("q")
+    system = model.calls[0][0].content
+    assert "(:Person)-[:ACTED_IN]->(:Movie)" in system and "FalkorDB" in system
