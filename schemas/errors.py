@@ -27,6 +27,10 @@ class DatabaseUnavailableError(GraphDatabaseError):
     """The database cannot be reached, or it went away during a query."""
 
 
+class GraphNotFoundError(DatabaseUnavailableError):
+    """The server answers, but the named graph does not exist on it."""
+
+
 class QueryError(GraphDatabaseError):
     """The database refused or failed one query; `message` is the database's own text."""
 

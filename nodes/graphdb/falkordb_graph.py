@@ -19,6 +19,7 @@ from nodes.graphdb.values import to_plain
 from schemas.errors import (
     CypherSyntaxError,
     DatabaseUnavailableError,
+    GraphNotFoundError,
     QueryError,
     QueryTimeoutError,
     WriteQueryRefusedError,
@@ -32,7 +33,7 @@ _MISSING_GRAPH = "empty key"
 
 
 class _MissingGraph(Exception):
-    """The named graph does not exist yet: it reads as an empty graph."""
+    """The named graph does not exist (yet): reads fail, a write creates it."""
 
 
 def _strip(cypher: str) -> str:
@@ -62,14 +63,17 @@ class FalkorDBGraph:
         self.graph_name = graph
         self.host, self.port = host, int(port)
         self.server = server  # an EmbeddedFalkorDB kept alive as long as this object
-        self._client = FalkorDB(
-            host=host,
-            port=int(port),
-            username=username,
-            password=password,
-            socket_timeout=socket_timeout,
-            socket_connect_timeout=5.0,
-        )
+        try:
+            self._client = FalkorDB(
+                host=host,
+                port=int(port),
+                username=username,
+                password=password,
+                socket_timeout=socket_timeout,
+                socket_connect_timeout=5.0,
+            )
+        except redis.exceptions.RedisError as e:
+            raise self._translate(e, "") from e
         self._graph = self._client.select_graph(graph)
 
     @classmethod
@@ -137,8 +141,12 @@ class FalkorDBGraph:
         try:
             self.validate(cypher, params, allow_writes=allow_writes)
         except _MissingGraph:
-            if allow_writes:  # a write creates the graph
-                self.write(cypher, params)
+            if not allow_writes:
+                raise GraphNotFoundError(
+                    f"graph {self.graph_name!r} does not exist on FalkorDB at {self.host}:{self.port} "
+                    f"(graphs there: {', '.join(self.graphs()) or 'none'})"
+                ) from None
+            self.write(cypher, params)  # a write creates the graph
             return QueryResult(query=cypher)
         to_run = cypher
         columns = return_columns(cypher) if row_cap is not None else None
@@ -188,6 +196,13 @@ class FalkorDBGraph:
 
     def schema(self, sample_size: int = 50) -> GraphSchema:
         return sample_schema(self, sample_size)
+
+    def graphs(self) -> list[str]:
+        """Names of the graphs on this server."""
+        try:
+            return sorted(self._client.list_graphs())
+        except Exception as e:
+            raise self._translate(e, "") from e
 
     def node_count(self) -> int:
         return int(self.query("MATCH (n) RETURN count(n) AS n").rows[0][0])

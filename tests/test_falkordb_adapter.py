@@ -1,0 +1,114 @@
+"""The FalkorDB adapter on the real embedded server: read-only, timeouts, row caps, schema."""
+
+from __future__ import annotations
+
+import pytest
+
+from nodes.graphdb import FalkorDBGraph
+from schemas.errors import CypherSyntaxError, GraphNotFoundError, QueryError, QueryTimeoutError, WriteQueryRefusedError
+from tests.conftest import graph_fingerprint
+
+WRITES = {
+    "CREATE": "CREATE (:Intruder {name: 'x'})",
+    "MERGE": "MERGE (p:Person {name: 'Nobody New'}) RETURN p",
+    "DELETE": "MATCH (m:Movie {title: 'The Matrix'}) DETACH DELETE m",
+    "SET": "MATCH (p:Person) SET p.name = 'x'",
+    "REMOVE": "MATCH (p:Person) REMOVE p.born",
+    "DROP": "DROP INDEX ON :Person(name)",
+    "LOAD CSV": "LOAD CSV FROM 'file:///etc/passwd' AS row RETURN row",
+    "FOREACH": "MATCH (p:Person) FOREACH (x IN [1] | SET p.flag = x)",
+    "CALL that writes": "CALL db.idx.fulltext.createNodeIndex('Person', 'name')",
+    "CREATE INDEX": "CREATE INDEX FOR (m:Movie) ON (m.tagline)",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(WRITES))
+def test_writes_are_refused_and_the_graph_is_unchanged(movies_db, kind):
+    before = graph_fingerprint(movies_db)
+    indexes_before = movies_db._graph.list_indices().result_set
+    with pytest.raises(WriteQueryRefusedError):
+        movies_db.query(WRITES[kind])
+    assert graph_fingerprint(movies_db) == before
+    assert movies_db._graph.list_indices().result_set == indexes_before
+
+
+def test_validation_compiles_without_running(movies_db):
+    before = graph_fingerprint(movies_db)
+    movies_db.validate("CREATE (:Ghost)", allow_writes=True)  # an EXPLAIN-prefixed query would create it
+    assert graph_fingerprint(movies_db) == before
+    with pytest.raises(CypherSyntaxError, match="Invalid input"):
+        movies_db.validate("MATCH (n RETURN n")
+
+
+@pytest.mark.parametrize(
+    ("query", "fragment"),
+    [
+        ("RETURN datetime() AS now", "Unknown function 'datetime'"),
+        ("MATCH (p:Person) WHERE EXISTS { (p)-[:ACTED_IN]->() } RETURN p.name", "Invalid input"),
+        ("MATCH (n) WHERE n.name =~ 'T.*' RETURN n.name", ""),
+    ],
+)
+def test_dialect_gaps_come_back_as_syntax_errors_in_the_database_words(movies_db, query, fragment):
+    with pytest.raises(CypherSyntaxError) as info:
+        movies_db.query(query)
+    assert fragment in info.value.message and info.value.query == query
+
+
+def test_runtime_errors_are_query_errors(movies_db):
+    with pytest.raises(QueryError) as info:
+        movies_db.query("MATCH (m:Movie) RETURN m.title + 1 - 'x' AS bad")
+    assert info.value.message
+
+
+def test_a_runaway_query_hits_its_timeout(movies_db):
+    with pytest.raises(QueryTimeoutError):
+        movies_db.query("MATCH (a), (b), (c), (d) RETURN count(*)", timeout=0.2)
+
+
+def test_row_cap_is_applied_in_the_database_and_keeps_column_order(movies_db):
+    result = movies_db.query("MATCH (m:Movie) RETURN m.title, m.released ORDER BY m.released DESC, m.title", row_cap=3)
+    assert result.columns == ["m.title", "m.released"]
+    assert result.truncated and len(result.rows) == 3
+    assert result.rows[0] == ["Cloud Atlas", 2012]
+    exact = movies_db.query("MATCH (m:Movie) RETURN count(m) AS n", row_cap=1)
+    assert exact.rows == [[38]] and not exact.truncated
+
+
+def test_row_cap_also_applies_to_queries_that_cannot_be_wrapped(movies_db):
+    result = movies_db.query("CALL db.labels()", row_cap=1)
+    assert result.truncated and len(result.rows) == 1
+
+
+def test_nodes_relationships_and_paths_become_plain_data(movies_db):
+    row = movies_db.query(
+        "MATCH p = (a:Person {name: 'Keanu Reeves'})-[r:ACTED_IN]->(m:Movie {title: 'The Matrix'}) RETURN a, r, p"
+    ).rows[0]
+    assert row[0] == {"_labels": ["Person"], "name": "Keanu Reeves", "born": 1964}
+    assert row[1] == {"_type": "ACTED_IN", "roles": ["Neo"]}
+    assert [part.get("_labels", part.get("_type")) for part in row[2]] == [["Person"], "ACTED_IN", ["Movie"]]
+
+
+def test_schema_lists_labels_patterns_properties_and_examples(movies_db):
+    schema = movies_db.schema()
+    assert [n.label for n in schema.nodes] == ["Movie", "Person"]
+    released = next(p for p in schema.node("Movie").properties if p.name == "released")
+    assert released.types == ["INTEGER"] and len(released.examples) == 3
+    patterns = {r.type: r.patterns for r in schema.relationships}
+    assert patterns["ACTED_IN"] == [("Person", "Movie")] and patterns["FOLLOWS"] == [("Person", "Person")]
+    assert [p.name for p in next(r for r in schema.relationships if r.type == "REVIEWED").properties] == ["rating", "summary"]
+
+
+def test_a_graph_that_does_not_exist_is_a_clear_error(falkordb_server, movies_db):
+    db = FalkorDBGraph("no_such_graph", host=falkordb_server.host, port=falkordb_server.port)
+    with pytest.raises(GraphNotFoundError, match="'no_such_graph' does not exist.*movies"):
+        db.query("MATCH (n) RETURN n")
+    with pytest.raises(GraphNotFoundError):
+        db.labels()
+
+
+def test_explicit_writes_work_when_allowed(falkordb_server):
+    db = FalkorDBGraph("scratch_writes", host=falkordb_server.host, port=falkordb_server.port)
+    db.clear()
+    db.query("CREATE (:Thing {name: 'a'})", allow_writes=True)
+    assert db.query("MATCH (t:Thing) RETURN t.name").rows == [["a"]]
+    db.clear()

@@ -1,0 +1,80 @@
+"""Broken model replies end in a retry or a typed stop, never an uncaught exception."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage
+
+from graphs.kg_query_agent import KGQueryReflexionAgent
+from nodes.models import ScriptedChatModel, tool_reply
+from tests.conftest import EMPTY_QUERY, TOM_HANKS_QUERY, draft, revise
+
+
+def run(movies_db, replies, **kwargs):
+    model = ScriptedChatModel(replies=replies)
+    agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, **kwargs)
+    return agent.execute("Which movies did Tom Hanks act in?"), model
+
+
+def test_a_draft_without_tool_call_is_retried(movies_db):
+    result, _ = run(movies_db, [AIMessage(content="Sure! Tom Hanks was in many films."), draft(TOM_HANKS_QUERY), revise("u", 1)])
+    assert result.stop_reason == "non_empty_result" and result.usage.llm_calls == 3
+
+
+def test_bad_json_arguments_are_retried(movies_db):
+    broken = AIMessage(content="", invalid_tool_calls=[{"name": "GenerateQuery", "args": "{'answer':", "id": "c", "error": "bad", "type": "invalid_tool_call"}])
+    result, _ = run(movies_db, [broken, draft(TOM_HANKS_QUERY), revise("u", 1)])
+    assert result.stop_reason == "non_empty_result"
+
+
+def test_missing_fields_in_the_revision_are_retried(movies_db):
+    result, _ = run(movies_db, [draft(EMPTY_QUERY), tool_reply("ReviseQuery", {"score": 3}), revise(TOM_HANKS_QUERY, 2), revise("u", 1)])
+    assert result.stop_reason == "non_empty_result" and result.steps == 2
+
+
+def test_score_in_words_counts_as_no_score(movies_db):
+    result, _ = run(movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, "eight"), revise("u", "nine")])
+    assert result.outcomes[0].score is None and result.stop_reason == "non_empty_result"
+
+
+def test_a_model_that_never_complies_ends_with_model_error(movies_db):
+    model = ScriptedChatModel(replies=[draft(EMPTY_QUERY)], default=AIMessage(content="no"))
+    agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, max_model_retries=1)
+    result = agent.execute("q")
+    assert result.stop_reason == "model_error" and "revise" in result.error
+    assert result.answer == EMPTY_QUERY and result.tool_result == []  # the executed query is kept
+    assert result.usage.llm_calls == 3
+
+
+def test_a_draft_that_never_complies_ends_with_model_error_and_no_answer(movies_db):
+    model = ScriptedChatModel(default=AIMessage(content="no"))
+    result = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db).execute("q")
+    assert result.stop_reason == "model_error" and result.answer is None and result.steps == 0
+
+
+def test_conversation_objects_with_a_chat_attribute_are_accepted(movies_db):
+    class Conversation:
+        def __init__(self):
+            self.chat = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise("u", 1)])
+
+    agent = KGQueryReflexionAgent(conversation_factory=Conversation, database=movies_db)
+    assert agent.execute("q").stop_reason == "non_empty_result"
+
+
+def test_a_factory_returning_something_else_is_a_clear_error(movies_db):
+    agent = KGQueryReflexionAgent(conversation_factory=lambda: "gpt-4", database=movies_db)
+    try:
+        agent.execute("q")
+    except Exception as e:  # noqa: BLE001 - the type and message are the assertion
+        assert type(e).__name__ == "ConfigurationError" and "chat model" in str(e)
+    else:
+        raise AssertionError("expected a ConfigurationError")
+
+
+def test_a_database_that_is_down_is_a_typed_stop(tmp_path):
+    model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise("u", 1)])
+    agent = KGQueryReflexionAgent(
+        connection_args={"backend": "falkordb", "host": "127.0.0.1", "port": 1}, conversation_factory=lambda: model
+    )
+    result = agent.execute("q")
+    assert result.stop_reason == "tool_unavailable" and "unreachable" in result.error
+    assert result.answer is None and result.steps == 1
