@@ -35,6 +35,8 @@ _UNAVAILABLE = (
     OSError,
 )
 
+BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+
 
 def neo4j_uri(host: str, port: int | str | None = None, scheme: str = "bolt") -> str:
     """A driver URI from the seed's `host`/`port` pair; a full URI passes through."""
@@ -60,6 +62,10 @@ class Neo4jGraph:
     ) -> None:
         self.uri, self.db_name, self.fetch_size = uri, db_name, fetch_size
         if driver is None:
+            if uri.split("://", 1)[0] not in BOLT_SCHEMES:
+                raise ConfigurationError(
+                    f"bad Neo4j URI {uri!r}: the scheme must be one of {', '.join(BOLT_SCHEMES)}"
+                )
             auth = (user, password) if user and password is not None else None
             try:
                 driver = neo4j.GraphDatabase.driver(uri, auth=auth)
@@ -83,7 +89,7 @@ class Neo4jGraph:
             return CypherSyntaxError(message, cypher)
         if "TimedOut" in code or "Terminated" in code:
             return QueryTimeoutError(message, cypher)
-        if isinstance(error, neo4j_errors.Forbidden) or "ForbiddenOnReadOnlyDatabase" in code or "WriteOnReadOnlyAccessDatabase" in code:
+        if isinstance(error, neo4j_errors.Forbidden) or "AccessMode" in code or "ReadOnly" in code:
             return WriteQueryRefusedError(message, cypher)
         return QueryError(message, cypher)
 

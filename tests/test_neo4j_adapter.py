@@ -1,0 +1,153 @@
+"""The Neo4j adapter, driven through a stand-in driver that returns the neo4j package's own types.
+
+No Neo4j server can run here, so these tests check what the adapter does with
+real `neo4j.Record`, `ResultSummary`, graph and exception objects: the EXPLAIN
+read-only gate, READ access mode, the row cap, timeouts and error mapping.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import neo4j
+import pytest
+from neo4j import graph as neo4j_graph
+from neo4j._work.summary import ResultSummary
+from neo4j.exceptions import Neo4jError, ServiceUnavailable
+
+from nodes.graphdb import Neo4jGraph, connect
+from schemas.errors import (
+    ConfigurationError,
+    CypherSyntaxError,
+    DatabaseUnavailableError,
+    QueryTimeoutError,
+    WriteQueryRefusedError,
+)
+
+ADDRESS = neo4j.Address(("localhost", 7687))
+
+
+def summary(query_type: str) -> ResultSummary:
+    return ResultSummary(ADDRESS, had_key=True, had_record=False, metadata={"type": query_type, "server": neo4j.ServerInfo(ADDRESS, (5, 0))})
+
+
+class FakeResult:
+    def __init__(self, keys: list[str], rows: list[list[Any]], query_type: str) -> None:
+        self._keys, self._rows, self._type = keys, rows, query_type
+        self.pulled = 0
+
+    def keys(self) -> list[str]:
+        return self._keys
+
+    def __iter__(self):
+        for row in self._rows:
+            self.pulled += 1
+            yield neo4j.Record(zip(self._keys, row))
+
+    def consume(self) -> ResultSummary:
+        return summary(self._type)
+
+
+class FakeDriver:
+    """Answers EXPLAIN with a summary of `query_type`, and queries with `rows` or `error`."""
+
+    def __init__(self, keys=(), rows=(), query_type="r", error: Exception | None = None, explain_error: Exception | None = None):
+        self.keys, self.rows, self.query_type = list(keys), list(rows), query_type
+        self.error, self.explain_error = error, explain_error
+        self.sessions: list[dict[str, Any]] = []
+        self.queries: list[Any] = []
+        self.results: list[FakeResult] = []
+
+    def session(self, **kwargs: Any) -> FakeDriver:
+        self.sessions.append(kwargs)
+        return self
+
+    def __enter__(self) -> FakeDriver:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+    def run(self, query: Any, params: dict[str, Any] | None = None) -> FakeResult:
+        self.queries.append(query)
+        text = query.text if isinstance(query, neo4j.Query) else query
+        if text.startswith("EXPLAIN"):
+            if self.explain_error:
+                raise self.explain_error
+            return FakeResult([], [], self.query_type)
+        if self.error:
+            raise self.error
+        result = FakeResult(self.keys, self.rows, self.query_type)
+        self.results.append(result)
+        return result
+
+    def close(self) -> None:
+        pass
+
+
+def error(code: str, message: str) -> Neo4jError:
+    return Neo4jError._hydrate_neo4j(code=code, message=message)
+
+
+def test_reads_run_in_read_mode_with_the_timeout_and_plain_values():
+    graph = neo4j_graph.Graph()
+    tom = neo4j_graph.Node(graph, "4:x:1", 1, ["Person"], {"name": "Tom Hanks", "born": 1956})
+    driver = FakeDriver(keys=["p", "day"], rows=[[tom, neo4j.time.Date(2020, 1, 2)]])
+    db = Neo4jGraph(driver=driver, db_name="movies")
+    result = db.query("MATCH (p:Person) RETURN p, date() AS day", timeout=3.0)
+    assert result.rows == [[{"_labels": ["Person"], "name": "Tom Hanks", "born": 1956}, "2020-01-02"]]
+    assert all(s["default_access_mode"] == neo4j.READ_ACCESS and s["database"] == "movies" for s in driver.sessions)
+    assert driver.queries[0].startswith("EXPLAIN ")
+    assert isinstance(driver.queries[1], neo4j.Query) and driver.queries[1].timeout == 3.0
+
+
+@pytest.mark.parametrize("query_type", ["w", "rw", "s"])
+def test_queries_that_are_not_plain_reads_are_refused_before_running(query_type):
+    driver = FakeDriver(query_type=query_type)
+    with pytest.raises(WriteQueryRefusedError, match=repr(query_type)):
+        Neo4jGraph(driver=driver).query("CREATE (:X)")
+    assert len(driver.queries) == 1  # only the EXPLAIN was sent
+
+
+def test_the_row_cap_stops_pulling_records():
+    driver = FakeDriver(keys=["n"], rows=[[i] for i in range(1000)])
+    result = Neo4jGraph(driver=driver).query("UNWIND range(1, 1000) AS n RETURN n", row_cap=5)
+    assert result.rows == [[0], [1], [2], [3], [4]] and result.truncated
+    assert driver.results[0].pulled == 6
+
+
+@pytest.mark.parametrize(
+    ("raised", "expected"),
+    [
+        (error("Neo.ClientError.Statement.SyntaxError", "Invalid input 'R'"), CypherSyntaxError),
+        (error("Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration", "timed out"), QueryTimeoutError),
+        (error("Neo.ClientError.Statement.AccessMode", "Writing in read access mode not allowed"), WriteQueryRefusedError),
+        (ServiceUnavailable("Couldn't connect to localhost:7687"), DatabaseUnavailableError),
+    ],
+)
+def test_driver_errors_become_the_projects_errors(raised, expected):
+    with pytest.raises(expected) as info:
+        Neo4jGraph(driver=FakeDriver(error=raised)).query("MATCH (n) RETURN n")
+    assert isinstance(info.value.__cause__, type(raised))
+
+
+def test_explain_errors_carry_the_database_message():
+    driver = FakeDriver(explain_error=error("Neo.ClientError.Statement.SyntaxError", "Invalid input 'R': expected ')'"))
+    with pytest.raises(CypherSyntaxError, match="expected '\\)'"):
+        Neo4jGraph(driver=driver).validate("MATCH (n RETURN n")
+
+
+def test_seed_style_connection_args_select_neo4j_without_connecting():
+    db = connect({"host": "127.0.0.1", "port": "7687", "user": "neo4j", "password": "secret", "db_name": "movies"})
+    assert isinstance(db, Neo4jGraph) and db.uri == "bolt://127.0.0.1:7687" and db.db_name == "movies"
+    tls = connect({"uri": "neo4j+s://example.databases.neo4j.io", "password": "x"})
+    assert tls.uri == "neo4j+s://example.databases.neo4j.io"
+
+
+def test_bad_connection_args_are_configuration_errors():
+    with pytest.raises(ConfigurationError, match="unknown connection_args"):
+        connect({"host": "localhost", "pasword": "typo"})
+    with pytest.raises(ConfigurationError, match="unknown backend"):
+        connect({"backend": "mysql"})
+    with pytest.raises(ConfigurationError, match="bad Neo4j URI"):
+        connect({"uri": "http://localhost:7474"})
