@@ -11,6 +11,7 @@ from schemas.errors import GraphNotFoundError
 DEMO_DIR = Path(__file__).parent / "demo"
 MOVIES_CYPHER = DEMO_DIR / "movies.cypher"
 MOVIES_QUESTIONS_CSV = DEMO_DIR / "text2cypher_movies.csv"
+MOVIES_SCHEMA_CONFIG = DEMO_DIR / "movies_schema_config.yaml"
 
 
 def ensure_movies_graph(db: GraphDatabase) -> LoadReport | None:
