@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import BaseMessage, ToolMessage
 
 from graphs.reflexion_agent import ReflexionAgent
 from nodes.graphdb.connect import backend_of, connect
@@ -23,9 +23,10 @@ from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP, Gra
 from nodes.models.resolve import chat_model_from_env
 from nodes.prompts.kg_query import DIALECT_NOTES, DRAFT_INSTRUCTION, QUERY_SYSTEM_PROMPT, REVISE_INSTRUCTION, build_kg_prompt
 from nodes.reflexion.responder import Responder
-from nodes.reflexion.steps import last_tool_call_id
+from nodes.reflexion.steps import last_tool_call_id, latest_action
+from nodes.reflexion.stop_rules import DEFAULT_MAX_STEPS
 from nodes.tools.cypher import DEFAULT_ROWS_IN_MESSAGE, run_cypher
-from schemas.errors import DatabaseUnavailableError
+from schemas.errors import GraphDatabaseError
 from schemas.kg_query import GenerateQuery, ReviseQuery
 
 
@@ -37,7 +38,7 @@ class KGQueryReflexionAgent(ReflexionAgent):
         connection_args: dict[str, Any] | None = None,
         conversation_factory: Callable[[], Any] | None = None,
         query_lang: str = "Cypher",
-        max_steps: int = 30,
+        max_steps: int = DEFAULT_MAX_STEPS,
         *,
         database: GraphDatabase | None = None,
         query_timeout: float | None = DEFAULT_QUERY_TIMEOUT_S,
@@ -52,6 +53,7 @@ class KGQueryReflexionAgent(ReflexionAgent):
         self.query_timeout, self.row_cap, self.rows_in_message = query_timeout, row_cap, rows_in_message
         self.allow_writes = allow_writes
         self._db = database
+        self._owns_db = database is None
         self._schema_prompt: str | None = None
 
     @property
@@ -75,7 +77,7 @@ class KGQueryReflexionAgent(ReflexionAgent):
         if prompt is None:
             try:
                 prompt = self.schema_prompt()
-            except DatabaseUnavailableError as e:
+            except GraphDatabaseError as e:  # the run still starts; the tool step reports the database
                 prompt = f"(The schema could not be read: {e})"
         header = QUERY_SYSTEM_PROMPT.format(
             query_lang=self.query_lang, time=time.strftime("%Y-%m-%d %H:%M"), instruction=instruction
@@ -91,16 +93,9 @@ class KGQueryReflexionAgent(ReflexionAgent):
     def _create_revise_responder(self, prompt: str | None = None) -> Responder:
         return Responder(self.chat, ReviseQuery, self._system_prompt(REVISE_INSTRUCTION, prompt), self.max_model_retries)
 
-    def _latest_query(self, messages: list[BaseMessage]) -> str:
-        for message in reversed(messages):
-            if isinstance(message, AIMessage) and message.tool_calls:
-                args = message.tool_calls[-1]["args"]
-                return str(args.get("revised_query") or args.get("answer") or "")
-        return ""
-
     def _tool_function(self, state: list[BaseMessage]) -> ToolMessage:
         """Run the newest query in the memory against the graph database."""
-        query = self._latest_query(state)
+        query = latest_action(state)
         outcome = run_cypher(
             self.db,
             query,
@@ -110,6 +105,12 @@ class KGQueryReflexionAgent(ReflexionAgent):
             allow_writes=self.allow_writes,
         )
         return ToolMessage(content=outcome.content, tool_call_id=last_tool_call_id(state), artifact=outcome.model_dump())
+
+    def close(self) -> None:
+        """Close the database connection if this agent opened it."""
+        if self._owns_db and self._db is not None:
+            self._db.close()
+            self._db = None
 
     def execute(self, question: str, kg_prompt: str | None = None, **kwargs: Any):  # type: ignore[override]
         """Run the loop; `kg_prompt` defaults to one built from the live schema."""

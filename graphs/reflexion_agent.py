@@ -29,10 +29,13 @@ from nodes.reflexion.responder import Responder, ResponderReply
 from nodes.reflexion.scoring import parse_score
 from nodes.reflexion.steps import (
     draft_update,
-    last_tool_call_id,
+    outcomes_of,
     revise_update,
     skipped_tool_message,
+    stopped_tool_message,
     tool_update,
+    unavailable_tool_message,
+    usage_of_state,
 )
 from nodes.reflexion.stop_rules import (
     DEFAULT_MAX_REPEATS,
@@ -43,7 +46,7 @@ from nodes.reflexion.stop_rules import (
     check_stop,
 )
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
-from schemas.reflexion import ReflexionAgentResult, ReflexionState, StopReason, TokenUsage, ToolOutcome
+from schemas.reflexion import ReflexionAgentResult, ReflexionState, StopReason
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +70,10 @@ class ReflexionAgent(ABC):
             raise ConfigurationError(f"max_steps must be an integer from 1 to {MAX_STEPS_LIMIT}, got {max_steps!r}")
         if not callable(conversation_factory):
             raise ConfigurationError("conversation_factory must be a callable that returns a chat model")
+        if isinstance(max_repeats, bool) or not isinstance(max_repeats, int) or max_repeats < 1:
+            raise ConfigurationError(f"max_repeats must be a positive integer, got {max_repeats!r}")
+        if isinstance(score_threshold, bool) or not isinstance(score_threshold, (int, float)) or not 0 <= score_threshold <= 10:
+            raise ConfigurationError(f"score_threshold must be a number from 0 to 10, got {score_threshold!r}")
         self.conversation_factory = conversation_factory
         self.max_steps = max_steps
         self.score_threshold = float(score_threshold)
@@ -98,7 +105,7 @@ class ReflexionAgent(ABC):
 
     def _parse_final_result(self, output: ReflexionState) -> ReflexionAgentResult:
         """The result of a finished run, read from typed state (never from message text)."""
-        outcomes = output.get("outcomes") or []
+        outcomes = outcomes_of(output)
         chosen = answer_outcome(outcomes, output.get("stop_reason"))
         return ReflexionAgentResult(
             answer=chosen.action if chosen else None,
@@ -108,20 +115,10 @@ class ReflexionAgent(ABC):
             stop_reason=output.get("stop_reason"),
             steps=output.get("steps", 0),
             score=output.get("last_score"),
-            usage=output.get("usage") or TokenUsage(),
+            usage=usage_of_state(output),
             error=output.get("error") or (chosen.error if chosen else None),
             outcomes=outcomes,
         )
-
-    def _action_from_draft(self, parsed: BaseModel) -> str:
-        return str(getattr(parsed, "answer", "") or "")
-
-    def _action_from_revision(self, parsed: BaseModel) -> str:
-        for name in ("revised_query", "revised_answer", "answer"):
-            value = getattr(parsed, name, None)
-            if value:
-                return str(value)
-        return ""
 
     def _score_from_revision(self, parsed: BaseModel) -> float | None:
         return parse_score(getattr(parsed, "score", None))
@@ -145,27 +142,28 @@ class ReflexionAgent(ABC):
             self._chat = resolve_chat_model(self.conversation_factory())
         return self._chat
 
-    def _draft(self, reply: ResponderReply) -> dict[str, Any]:
-        return draft_update(reply, self._action_from_draft)
-
     def _revised(self, state: ReflexionState, reply: ResponderReply) -> dict[str, Any]:
-        update = revise_update(state, reply, self._action_from_revision, self._score_from_revision)
+        update = revise_update(state, reply, self._score_from_revision)
         if "stop_reason" not in update:
             update["stop_reason"] = self._stop_reason({**state, **update})
+            if update["stop_reason"]:
+                update["messages"].append(stopped_tool_message(update["messages"], update["stop_reason"]))
         return update
 
     def _draft_node(self, state: ReflexionState) -> dict[str, Any]:
-        return self._draft(self._create_initial_responder(state.get("prompt")).respond(state["messages"]))
+        return draft_update(self._create_initial_responder(state.get("prompt")).respond(state["messages"]))
 
     async def _adraft_node(self, state: ReflexionState) -> dict[str, Any]:
-        return self._draft(await self._create_initial_responder(state.get("prompt")).arespond(state["messages"]))
+        # Building a responder may read the schema from the database: keep it off the event loop.
+        responder = await asyncio.to_thread(self._create_initial_responder, state.get("prompt"))
+        return draft_update(await responder.arespond(state["messages"]))
 
     def _revise_node(self, state: ReflexionState) -> dict[str, Any]:
         return self._revised(state, self._create_revise_responder(state.get("prompt")).respond(state["messages"]))
 
     async def _arevise_node(self, state: ReflexionState) -> dict[str, Any]:
-        reply = await self._create_revise_responder(state.get("prompt")).arespond(state["messages"])
-        return self._revised(state, reply)
+        responder = await asyncio.to_thread(self._create_revise_responder, state.get("prompt"))
+        return self._revised(state, await responder.arespond(state["messages"]))
 
     def _execute_tool_node(self, state: ReflexionState) -> dict[str, Any]:
         skipped = skipped_tool_message(state)
@@ -174,24 +172,15 @@ class ReflexionAgent(ABC):
         try:
             message = self._tool_function(state["messages"])
         except DatabaseUnavailableError as e:
-            return self._unavailable(state, e)
+            return tool_update(state, unavailable_tool_message(state, e), stop_reason="tool_unavailable")
         return tool_update(state, message)
 
     async def _aexecute_tool_node(self, state: ReflexionState) -> dict[str, Any]:
         return await asyncio.to_thread(self._execute_tool_node, state)
 
-    def _unavailable(self, state: ReflexionState, error: Exception) -> dict[str, Any]:
-        outcome = ToolOutcome(
-            step=0, action=state.get("action") or "", executed=False, content=f"Error: {error}",
-            error=str(error), error_type=type(error).__name__,
-        )
-        message = ToolMessage(
-            content=outcome.content, tool_call_id=last_tool_call_id(state["messages"]), artifact=outcome.model_dump()
-        )
-        return tool_update(state, message, stop_reason="tool_unavailable")
-
     @staticmethod
     def _route_after_draft(state: ReflexionState) -> Literal["execute_tool", "__end__"]:
+        """Only a draft the model could not produce ends the run here."""
         return END if state.get("stop_reason") else "execute_tool"
 
     @staticmethod
@@ -222,19 +211,7 @@ class ReflexionAgent(ABC):
     def _inputs(self, question: str, prompt: str | None) -> dict[str, Any]:
         if not isinstance(question, str) or not question.strip():
             raise ConfigurationError("the question must be a non-empty string")
-        return {
-            "messages": [HumanMessage(content=question.strip())],
-            "question": question.strip(),
-            "prompt": prompt,
-            "action": None,
-            "steps": 0,
-            "outcomes": [],
-            "last_score": None,
-            "repeats": 0,
-            "stop_reason": None,
-            "error": None,
-            "usage": TokenUsage(),
-        }
+        return {"messages": [HumanMessage(content=question.strip())], "question": question.strip(), "prompt": prompt}
 
     def _config(self, thread_id: str | None) -> dict[str, Any]:
         # Each step is execute_tool + revise; the draft and a margin come on top.
@@ -246,7 +223,7 @@ class ReflexionAgent(ABC):
     def _report(self, chunk: dict[str, Any], state: dict[str, Any], on_step: StepCallback | None) -> None:
         for node, update in chunk.items():
             messages = (update or {}).get("messages") or []
-            message = messages[-1] if messages else None
+            message = messages[0] if messages else None  # the node's own message comes first
             step = (update or {}).get("steps", state.get("steps", 0))
             self._log_step_message(step, node, message)
             if on_step is not None:

@@ -54,24 +54,26 @@ class ToolOutcome(BaseModel):
     score: float | None = Field(default=None, description="The revise step's score of this outcome.")
 
 
-def _add_usage(left: TokenUsage | None, right: TokenUsage | None) -> TokenUsage:
-    return (left or TokenUsage()) + (right or TokenUsage())
-
-
 class ReflexionState(TypedDict, total=False):
-    """The graph's state: the message memory plus the typed fields the routers read."""
+    """The graph's state: the message memory plus the typed fields the routers read.
+
+    `outcomes` and `usage` hold plain dicts (`ToolOutcome` / `TokenUsage` dumps) so any
+    checkpointer stores them without registering classes; read them with
+    `nodes.reflexion.steps.outcomes_of` / `usage_of_state`. Every field but `messages`
+    belongs to one run: the draft step resets them, so a thread can take a new question.
+    """
 
     messages: Annotated[list[AnyMessage], add_messages]
     question: str
     prompt: str | None
     action: str | None  # the action the next execute_tool step will run
-    steps: int  # execute_tool steps taken so far
-    outcomes: list[ToolOutcome]  # one per execute_tool step; revise sets the score of the last
+    steps: int  # execute_tool steps taken in this run
+    outcomes: list[dict[str, Any]]  # one ToolOutcome per execute_tool step; revise scores the last
     last_score: float | None
     repeats: int  # consecutive actions that had already run
     stop_reason: StopReason | None
     error: str | None
-    usage: Annotated[TokenUsage, _add_usage]
+    usage: dict[str, int]  # TokenUsage of this run
 
 
 class ReflexionAgentResult(BaseModel):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 
 from nodes.graphdb import FalkorDBGraph, connect, load_cypher_script
-from nodes.graphdb.cypher_script import split_statements, translate_schema_statement
+from nodes.graphdb.cypher_script import translate_schema_statement
+from nodes.graphdb.cypher_text import split_statements
 from nodes.graphdb.demo_data import MOVIES_CYPHER
 from nodes.graphdb.embedded import EmbeddedFalkorDB
 

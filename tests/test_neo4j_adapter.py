@@ -109,6 +109,13 @@ def test_queries_that_are_not_plain_reads_are_refused_before_running(query_type)
     assert len(driver.queries) == 1  # only the EXPLAIN was sent
 
 
+def test_load_csv_is_refused_although_explain_calls_it_a_read():
+    driver = FakeDriver(query_type="r")
+    with pytest.raises(WriteQueryRefusedError, match="LOAD CSV"):
+        Neo4jGraph(driver=driver).query("LOAD CSV FROM 'file:///etc/passwd' AS row RETURN row")
+    assert driver.queries == []
+
+
 def test_the_row_cap_stops_pulling_records():
     driver = FakeDriver(keys=["n"], rows=[[i] for i in range(1000)])
     result = Neo4jGraph(driver=driver).query("UNWIND range(1, 1000) AS n RETURN n", row_cap=5)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nodes.graphdb.cypher_text import split_statements
 from schemas.errors import QueryError
 
 _SCHEMA_STATEMENT = re.compile(
@@ -32,35 +33,6 @@ class LoadReport:
     executed: int = 0
     translated: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
-
-
-def split_statements(text: str) -> list[str]:
-    """Split a script on `;` outside strings, comments and backticks."""
-    statements, current, quote, i = [], [], None, 0
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            current.append(ch)
-            if ch == "\\" and i + 1 < len(text):
-                current.append(text[i + 1])
-                i += 1
-            elif ch == quote:
-                quote = None
-        elif ch in "'\"`":
-            quote = ch
-            current.append(ch)
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            i = len(text) if end == -1 else end
-            continue
-        elif ch == ";":
-            statements.append("".join(current))
-            current = []
-        else:
-            current.append(ch)
-        i += 1
-    statements.append("".join(current))
-    return [s.strip() for s in statements if s.strip()]
 
 
 def translate_schema_statement(statement: str) -> tuple[str | None, str]:

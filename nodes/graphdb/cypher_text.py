@@ -1,49 +1,88 @@
-"""Just enough Cypher lexing to find the final RETURN clause's column names.
+"""Just enough Cypher lexing for the adapters: one scanner, three uses.
 
-The FalkorDB adapter caps rows inside the database by wrapping a query as
-`CALL { query } RETURN <columns> LIMIT n`; naming the columns keeps their
-order (`RETURN *` would sort them).
+- the final RETURN clause's column names, so the FalkorDB adapter can cap rows
+  inside the database as `CALL { query } RETURN <columns> LIMIT n` (naming the
+  columns keeps their order; `RETURN *` would sort them);
+- splitting scripts into statements on `;`;
+- spotting clauses in code (not in strings or comments), such as LOAD CSV.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
-_CLAUSE_END = re.compile(r"(ORDER\s+BY|SKIP|LIMIT|UNION)\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"\b(ORDER\s+BY|SKIP|LIMIT|UNION)\b", re.IGNORECASE)
 _ALIAS = re.compile(r"\s+AS\s+(`(?:[^`]|``)+`|\w+)\s*$", re.IGNORECASE)
+_LOAD_CSV = re.compile(r"\bLOAD\s+CSV\b", re.IGNORECASE)
+_CALLED_PROCEDURE = re.compile(r"\bCALL\s+([\w.]+)", re.IGNORECASE)
+
+COMMENT = -1  # the "depth" of a character inside a comment
+LITERAL = -2  # the "depth" of a character inside a string or a backtick name, quotes included
 
 
-def _top_level_mask(text: str) -> list[bool]:
-    """True for each character outside strings, comments, backticks and brackets."""
-    mask, depth, quote, i = [False] * len(text), 0, None, 0
+def code_depths(text: str) -> list[int]:
+    """Bracket depth of each character of code; COMMENT or LITERAL for the rest."""
+    depths, depth, quote, i = [COMMENT] * len(text), 0, None, 0
     while i < len(text):
         ch = text[i]
         if quote:
+            depths[i] = LITERAL
             if ch == "\\" and quote != "`":
+                if i + 1 < len(text):
+                    depths[i + 1] = LITERAL
                 i += 2
                 continue
             if ch == quote:
                 quote = None
         elif ch in "'\"`":
             quote = ch
+            depths[i] = LITERAL
         elif text.startswith("//", i):
             end = text.find("\n", i)
             i = len(text) if end == -1 else end
             continue
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif depth == 0:
-            mask[i] = True
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = len(text) if end == -1 else end + 2
+            continue
+        else:
+            if ch in ")]}":
+                depth -= 1
+            depths[i] = depth
+            if ch in "([{":
+                depth += 1
         i += 1
-    return mask
+    return depths
 
 
-def _split_top_level(text: str, sep: str = ",") -> list[str]:
-    mask, parts, start = _top_level_mask(text), [], 0
+def code_only(text: str) -> str:
+    """`text` with strings, backtick names and comments blanked out, same length."""
+    depths = code_depths(text)
+    return "".join(ch if depths[i] >= 0 else " " for i, ch in enumerate(text))
+
+
+def strip_comments(text: str) -> str:
+    """`text` without its comments (line breaks kept)."""
+    depths = code_depths(text)
+    return "".join(ch for i, ch in enumerate(text) if depths[i] != COMMENT or ch == "\n")
+
+
+def split_statements(text: str) -> list[str]:
+    """Split a script on `;` outside strings and comments (comments are dropped)."""
+    depths, statements, start = code_depths(text), [], 0
     for i, ch in enumerate(text):
-        if ch == sep and mask[i]:
+        if ch == ";" and depths[i] >= 0:
+            statements.append(text[start:i])
+            start = i + 1
+    statements.append(text[start:])
+    return [s for s in (strip_comments(s).strip() for s in statements) if s]
+
+
+def _split_top_level(text: str, depths: list[int], sep: str = ",") -> list[str]:
+    parts, start = [], 0
+    for i, ch in enumerate(text):
+        if ch == sep and depths[i] == 0:
             parts.append(text[start:i])
             start = i + 1
     parts.append(text[start:])
@@ -52,21 +91,18 @@ def _split_top_level(text: str, sep: str = ",") -> list[str]:
 
 def return_columns(cypher: str) -> list[str] | None:
     """Column names of the last top-level RETURN, or None when they cannot be known (`RETURN *`)."""
-    mask = _top_level_mask(cypher)
-    starts = [
-        m.start()
-        for m in re.finditer(r"\bRETURN\b", cypher, re.IGNORECASE)
-        if mask[m.start()] and (m.start() == 0 or not cypher[m.start() - 1].isalnum())
-    ]
+    depths, code = code_depths(cypher), code_only(cypher)
+    starts = [m.start() for m in re.finditer(r"\bRETURN\b", code, re.IGNORECASE) if depths[m.start()] == 0]
     if not starts:
         return None
-    body = cypher[starts[-1] + len("RETURN"):]
-    body_mask = _top_level_mask(body)
-    end = next((m.start() for m in _CLAUSE_END.finditer(body) if body_mask[m.start()]), len(body))
-    body = re.sub(r"^\s*DISTINCT\b", "", body[:end], flags=re.IGNORECASE)
+    begin = starts[-1] + len("RETURN")
+    body_code = code[begin:]
+    end = next((m.start() for m in _CLAUSE_END.finditer(body_code) if depths[begin + m.start()] == 0), len(body_code))
+    body, body_depths = cypher[begin : begin + end], depths[begin : begin + end]
     columns = []
-    for item in _split_top_level(body):
-        item = item.strip()
+    for item in _split_top_level(body, body_depths):
+        item = strip_comments(item).strip()
+        item = re.sub(r"^DISTINCT\b\s*", "", item, flags=re.IGNORECASE) if not columns else item
         if not item or item == "*":
             return None
         alias = _ALIAS.search(item)
@@ -77,5 +113,31 @@ def return_columns(cypher: str) -> list[str] | None:
     return columns
 
 
-def quote_column(name: str) -> str:
+def quote_name(name: str) -> str:
+    """Backtick-quote a label, type, property or column name for Cypher."""
     return "`" + name.replace("`", "``") + "`"
+
+
+def reads_server_files(cypher: str) -> bool:
+    """True for LOAD CSV, which reads files or URLs from the database server's side."""
+    return bool(_LOAD_CSV.search(code_only(cypher)))
+
+
+def called_procedures(cypher: str) -> list[str]:
+    """Names of the procedures a query CALLs (subqueries `CALL {` are not procedures)."""
+    return _CALLED_PROCEDURE.findall(code_only(cypher))
+
+
+@functools.lru_cache(maxsize=4096)  # the loop compares each new action with every earlier one
+def normalise_query(cypher: str) -> str:
+    """Collapse whitespace outside strings and drop comments and a trailing `;`, for comparing queries."""
+    text = strip_comments(cypher).strip().rstrip(";").strip()
+    depths = code_depths(text)
+    out: list[str] = []
+    for i, ch in enumerate(text):
+        if ch.isspace() and depths[i] != LITERAL:
+            if out and out[-1] != " ":
+                out.append(" ")
+        else:
+            out.append(ch)
+    return "".join(out).strip()

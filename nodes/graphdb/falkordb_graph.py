@@ -6,13 +6,14 @@ validation always goes through the client's `Graph.explain()`.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
 import redis.exceptions
 from falkordb import FalkorDB
 
-from nodes.graphdb.cypher_text import quote_column, return_columns
+from nodes.graphdb.cypher_text import called_procedures, quote_name, reads_server_files, return_columns
 from nodes.graphdb.introspect import sample_schema
 from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP
 from nodes.graphdb.values import to_plain
@@ -28,8 +29,13 @@ from schemas.graphdb import GraphSchema, QueryResult
 
 # Plan operations that change the graph, or read files on the database server.
 WRITE_OPERATIONS = {"Create", "Delete", "Update", "Merge", "MergeCreate", "Foreach", "Load CSV"}
-_READ_ONLY_REFUSAL = "to be executed only on read-only queries"
-_MISSING_GRAPH = "empty key"
+# Procedures whose names say they change the graph or its indexes (db.idx.*.create*, ...).
+WRITE_PROCEDURE = re.compile(r"(^|\.)(create|drop|delete|remove|set|add|update|merge|load)", re.IGNORECASE)
+# FalkorDB's own error texts, matched at the start so a query cannot forge them in a literal.
+_READ_ONLY_REFUSAL = "graph.RO_QUERY is to be executed only on read-only queries"
+_MISSING_GRAPH = "Invalid graph operation on empty key"
+_TIMED_OUT = "Query timed out"
+_NO_PLAN = "plan must be an array"
 
 
 class _MissingGraph(Exception):
@@ -90,14 +96,20 @@ class FalkorDBGraph:
     # -- errors ---------------------------------------------------------------
 
     def _translate(self, error: Exception, cypher: str, *, compiling: bool = False) -> Exception:
+        if isinstance(error, redis.exceptions.TimeoutError) and cypher:
+            return QueryTimeoutError(f"no answer within the client's socket timeout: {error}", cypher)
         if isinstance(error, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)):
             return DatabaseUnavailableError(
                 f"FalkorDB at {self.host}:{self.port} is unreachable: {error}"
             )
         message = str(error) or type(error).__name__
-        if "timed out" in message.lower():
+        if message.startswith(_NO_PLAN):  # the client's reaction to index DDL, which has no plan
+            return WriteQueryRefusedError("the query would change the graph's indexes and writes are not enabled", cypher)
+        if not isinstance(error, redis.exceptions.RedisError):
+            return error  # a programming error: let it surface as itself
+        if message.startswith(_TIMED_OUT):
             return QueryTimeoutError(message, cypher)
-        if _READ_ONLY_REFUSAL in message or "plan must be an array" in message:
+        if message.startswith(_READ_ONLY_REFUSAL):
             return WriteQueryRefusedError(
                 "the query would change the graph and writes are not enabled", cypher
             )
@@ -111,10 +123,12 @@ class FalkorDBGraph:
         cypher = _strip(cypher)
         if not cypher:
             raise CypherSyntaxError("the query is empty", cypher)
+        if not allow_writes:
+            self._refuse_lexical_writes(cypher)
         try:
             plan = self._graph.explain(cypher, params)
         except Exception as e:
-            if _MISSING_GRAPH in str(e):
+            if str(e) == _MISSING_GRAPH and self.graph_name not in self.graphs():
                 raise _MissingGraph from e
             error = self._translate(e, cypher, compiling=True)
             if allow_writes and isinstance(error, WriteQueryRefusedError):
@@ -127,6 +141,15 @@ class FalkorDBGraph:
                 f"({', '.join(sorted(writes))}) and writes are not enabled",
                 cypher,
             )
+
+    @staticmethod
+    def _refuse_lexical_writes(cypher: str) -> None:
+        """Refusals the plan cannot show: server file reads and index-changing procedures."""
+        if reads_server_files(cypher):
+            raise WriteQueryRefusedError("LOAD CSV reads files on the database server and is not allowed", cypher)
+        writing = [p for p in called_procedures(cypher) if WRITE_PROCEDURE.search(p.rsplit(".", 1)[-1])]
+        if writing:
+            raise WriteQueryRefusedError(f"the procedure {writing[0]} would change the graph or its indexes", cypher)
 
     def query(
         self,
@@ -151,13 +174,15 @@ class FalkorDBGraph:
         to_run = cypher
         columns = return_columns(cypher) if row_cap is not None else None
         if columns:
-            projection = ", ".join(quote_column(c) for c in columns)
-            wrapped = f"CALL {{ {cypher} }} RETURN {projection} LIMIT {int(row_cap) + 1}"
+            projection = ", ".join(quote_name(c) for c in columns)
+            wrapped = f"CALL {{\n{cypher}\n}} RETURN {projection} LIMIT {int(row_cap) + 1}"
             try:
                 self._graph.explain(wrapped, params)
                 to_run = wrapped
             except redis.exceptions.ResponseError:
-                pass  # not wrappable (say, a bare procedure call): cap on the client
+                pass  # not wrappable (say, a bare procedure call): the cap is applied on the client
+            except Exception as e:
+                raise self._translate(e, cypher) from e
         timeout_ms = None if timeout is None else max(1, int(timeout * 1000))
         started = time.perf_counter()
         try:
@@ -203,9 +228,6 @@ class FalkorDBGraph:
             return sorted(self._client.list_graphs())
         except Exception as e:
             raise self._translate(e, "") from e
-
-    def node_count(self) -> int:
-        return int(self.query("MATCH (n) RETURN count(n) AS n").rows[0][0])
 
     def clear(self) -> None:
         """Delete this graph entirely (an explicit write, for loaders and tests)."""

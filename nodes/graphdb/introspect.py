@@ -10,15 +10,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from nodes.graphdb.cypher_text import quote_name
 from schemas.graphdb import GraphSchema, NodeLabelInfo, PropertyInfo, RelationshipInfo
 
 MAX_EXAMPLES = 3
 MAX_EXAMPLE_CHARS = 60
-
-
-def quote_name(name: str) -> str:
-    """Backtick-quote a label, type or property name for Cypher."""
-    return "`" + name.replace("`", "``") + "`"
 
 
 def type_name(value: Any) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 import neo4j
 from neo4j import exceptions as neo4j_errors
 
+from nodes.graphdb.cypher_text import reads_server_files
 from nodes.graphdb.introspect import sample_schema
 from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP
 from nodes.graphdb.values import to_plain
@@ -99,6 +100,8 @@ class Neo4jGraph:
             raise CypherSyntaxError("the query is empty", cypher)
         if cypher.upper().startswith(("EXPLAIN", "PROFILE")):
             raise CypherSyntaxError("send the query itself, without EXPLAIN or PROFILE", cypher)
+        if reads_server_files(cypher) and not allow_writes:  # EXPLAIN reports LOAD CSV as a read
+            raise WriteQueryRefusedError("LOAD CSV reads files on the database server and is not allowed", cypher)
         try:
             with self._session() as session:
                 summary = session.run(f"EXPLAIN {cypher}", params or {}).consume()

@@ -75,8 +75,7 @@ def parse_reply(message: AIMessage, schema: type[BaseModel]) -> tuple[BaseModel 
     if message.invalid_tool_calls:
         bad = message.invalid_tool_calls[0]
         return None, None, f"the tool call arguments are not valid JSON ({bad.get('error') or bad.get('args')!r})"
-    text = message.content if isinstance(message.content, str) else json.dumps(message.content)
-    data = _json_in_text(text)
+    data = _json_in_text(message.text)  # text blocks only, whatever shape the content has
     if data is None:
         return None, None, f"the reply has no `{name}` tool call and no JSON object"
     if isinstance(data.get("args"), dict) and data.get("name") == name:

@@ -17,7 +17,10 @@ def parse_score(value: Any, scale: float = 10.0) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an int too large for a float
+            return None
     elif isinstance(value, str):
         match = _SCORE.match(value)
         if not match:

@@ -1,7 +1,7 @@
 """State updates made by the engine's three nodes, independent of any particular tool.
 
-The agent class supplies the hooks (responders, the tool, how to read an action
-and a score); these functions turn their results into typed state updates.
+The agent class supplies the hooks (responders, the tool, how to read a score);
+these functions turn their results into typed state updates.
 """
 
 from __future__ import annotations
@@ -14,7 +14,26 @@ from pydantic import BaseModel
 
 from nodes.reflexion.responder import ResponderReply
 from nodes.reflexion.stop_rules import already_ran
-from schemas.reflexion import StopReason, ToolOutcome
+from schemas.reflexion import StopReason, TokenUsage, ToolOutcome
+
+# Fields an action can be read from, most specific first (revisions also repeat `answer`).
+ACTION_FIELDS = ("revised_query", "revised_answer", "answer")
+
+
+def action_from_args(args: Mapping[str, Any]) -> str:
+    """The action a draft or revision proposes: its revised action, else its answer."""
+    for name in ACTION_FIELDS:
+        if args.get(name):
+            return str(args[name])
+    return ""
+
+
+def latest_action(messages: list[BaseMessage]) -> str:
+    """The action of the newest assistant tool call in the memory."""
+    for message in reversed(messages):
+        if isinstance(message, AIMessage) and message.tool_calls:
+            return action_from_args(message.tool_calls[-1]["args"])
+    return ""
 
 
 def last_tool_call_id(messages: list[BaseMessage]) -> str:
@@ -25,29 +44,49 @@ def last_tool_call_id(messages: list[BaseMessage]) -> str:
     return "call_none"
 
 
-def draft_update(reply: ResponderReply, action_of: Callable[[BaseModel], str]) -> dict[str, Any]:
+def outcomes_of(state: Mapping[str, Any]) -> list[ToolOutcome]:
+    return [ToolOutcome.model_validate(o) for o in state.get("outcomes") or []]
+
+
+def usage_of_state(state: Mapping[str, Any]) -> TokenUsage:
+    return TokenUsage.model_validate(state.get("usage") or {})
+
+
+def _usage_after(state: Mapping[str, Any], reply: ResponderReply) -> dict[str, int]:
+    return (usage_of_state(state) + reply.usage).model_dump()
+
+
+def draft_update(reply: ResponderReply) -> dict[str, Any]:
+    """Start a run: every per-run field is reset, so a thread can take a new question."""
+    update: dict[str, Any] = {
+        "steps": 0, "outcomes": [], "last_score": None, "repeats": 0,
+        "stop_reason": None, "error": None, "usage": reply.usage.model_dump(), "action": None,
+    }
     if reply.parsed is None or reply.message is None:
-        return {"usage": reply.usage, "stop_reason": "model_error", "error": f"draft: {reply.error}"}
-    return {"messages": [reply.message], "usage": reply.usage, "action": action_of(reply.parsed)}
+        return {**update, "stop_reason": "model_error", "error": f"draft: {reply.error}"}
+    return {**update, "messages": [reply.message], "action": action_from_args(reply.parsed.model_dump())}
 
 
 def skipped_tool_message(state: Mapping[str, Any]) -> ToolMessage | None:
     """A ToolMessage telling the model its action already ran, or None if it is new."""
-    outcomes: list[ToolOutcome] = state.get("outcomes") or []
-    earlier = already_ran(state.get("action"), outcomes)
-    if earlier is None:
+    earlier_step = already_ran(state.get("action"), state.get("outcomes") or [])
+    if earlier_step is None:
         return None
-    step = state.get("steps", 0) + 1
     content = (
-        f"Not executed: this is the same query that already ran at step {earlier.step}, "
+        f"Not executed: this is the same query that already ran at step {earlier_step}, "
         f"and it gave the result shown then. Write a different query.\nQuery: {state.get('action')}"
     )
-    outcome = ToolOutcome(step=step, action=state.get("action") or "", executed=False, content=content)
-    return ToolMessage(
-        content=content,
-        tool_call_id=last_tool_call_id(state.get("messages") or []),
-        artifact=outcome.model_dump(),
+    outcome = ToolOutcome(step=0, action=state.get("action") or "", executed=False, content=content)
+    return ToolMessage(content=content, tool_call_id=last_tool_call_id(state.get("messages") or []), artifact=outcome.model_dump())
+
+
+def unavailable_tool_message(state: Mapping[str, Any], error: Exception) -> ToolMessage:
+    """The ToolMessage for a tool that could not be reached at all."""
+    outcome = ToolOutcome(
+        step=0, action=state.get("action") or "", executed=False, content=f"Error: {error}",
+        error=str(error), error_type=type(error).__name__,
     )
+    return ToolMessage(content=outcome.content, tool_call_id=last_tool_call_id(state.get("messages") or []), artifact=outcome.model_dump())
 
 
 def tool_update(state: Mapping[str, Any], message: ToolMessage, stop_reason: StopReason | None = None) -> dict[str, Any]:
@@ -61,7 +100,7 @@ def tool_update(state: Mapping[str, Any], message: ToolMessage, stop_reason: Sto
     update: dict[str, Any] = {
         "messages": [message],
         "steps": step,
-        "outcomes": [*(state.get("outcomes") or []), outcome],
+        "outcomes": [*(state.get("outcomes") or []), outcome.model_dump()],
         "repeats": 0 if outcome.executed else state.get("repeats", 0) + 1,
     }
     if stop_reason:
@@ -69,23 +108,28 @@ def tool_update(state: Mapping[str, Any], message: ToolMessage, stop_reason: Sto
     return update
 
 
-def revise_update(
-    state: Mapping[str, Any],
-    reply: ResponderReply,
-    action_of: Callable[[BaseModel], str],
-    score_of: Callable[[BaseModel], float | None],
-) -> dict[str, Any]:
+def revise_update(state: Mapping[str, Any], reply: ResponderReply, score_of: Callable[[BaseModel], float | None]) -> dict[str, Any]:
     """Record a revision: its score goes onto the outcome it judged; its action runs next."""
     if reply.parsed is None or reply.message is None:
-        return {"usage": reply.usage, "stop_reason": "model_error", "error": f"revise: {reply.error}"}
+        return {"usage": _usage_after(state, reply), "stop_reason": "model_error", "error": f"revise: {reply.error}"}
     score = score_of(reply.parsed)
     outcomes = list(state.get("outcomes") or [])
     if outcomes:
-        outcomes[-1] = outcomes[-1].model_copy(update={"score": score})
+        outcomes[-1] = {**outcomes[-1], "score": score}
     return {
         "messages": [reply.message],
-        "usage": reply.usage,
-        "action": action_of(reply.parsed),
+        "usage": _usage_after(state, reply),
+        "action": action_from_args(reply.parsed.model_dump()),
         "last_score": score,
         "outcomes": outcomes,
     }
+
+
+def stopped_tool_message(messages: list[BaseMessage], stop_reason: StopReason) -> ToolMessage:
+    """Answers the last revision's tool call when the loop ends, so the memory stays a valid
+    tool conversation (a thread can continue) and says why the loop stopped."""
+    return ToolMessage(
+        content=f"Not executed: the loop stopped ({stop_reason}).",
+        tool_call_id=last_tool_call_id(messages),
+        artifact={"stopped": stop_reason},
+    )

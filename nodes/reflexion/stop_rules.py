@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from nodes.graphdb.cypher_text import normalise_query
 from schemas.reflexion import StopReason, ToolOutcome
 
 DEFAULT_MAX_STEPS = 30
@@ -14,14 +14,11 @@ DEFAULT_MAX_REPEATS = 2
 MAX_STEPS_LIMIT = 1000
 
 
-def normalise_action(action: str | None) -> str:
-    """Actions that differ only in whitespace or a trailing semicolon are the same action."""
-    return re.sub(r"\s+", " ", (action or "").strip().rstrip(";")).strip()
-
-
-def already_ran(action: str | None, outcomes: list[ToolOutcome]) -> ToolOutcome | None:
-    key = normalise_action(action)
-    return next((o for o in outcomes if o.executed and normalise_action(o.action) == key), None)
+def already_ran(action: str | None, outcomes: list[Mapping[str, Any]]) -> int | None:
+    """The step at which the same action already ran, or None. Differences in layout, comments
+    or a trailing semicolon do not make a new action; differences inside string literals do."""
+    key = normalise_query(action or "")
+    return next((o["step"] for o in outcomes if o["executed"] and normalise_query(o["action"]) == key), None)
 
 
 def check_stop(
@@ -32,13 +29,14 @@ def check_stop(
     max_repeats: int = DEFAULT_MAX_REPEATS,
 ) -> StopReason | None:
     """The stop rules after a revise step, in order; None means run the revised action."""
-    outcomes: list[ToolOutcome] = state.get("outcomes") or []
+    outcomes = state.get("outcomes") or []
+    last = ToolOutcome.model_validate(outcomes[-1]) if outcomes else None
     if state.get("steps", 0) >= max_steps:
         return "max_steps"
     score = state.get("last_score")
     if score is not None and score > score_threshold:
         return "score_threshold"
-    if outcomes and outcomes[-1].executed and outcomes[-1].non_empty:
+    if last is not None and last.executed and last.non_empty:
         return "non_empty_result"
     if state.get("repeats", 0) >= max_repeats:
         return "no_progress"
