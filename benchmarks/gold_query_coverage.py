@@ -42,6 +42,8 @@ def reason_for(query: str, error: QueryError) -> str:
             return reason
     if "filtered alias" in error.message or "Unable to locate a value with alias" in error.message:
         return PATTERN_AS_VALUE
+    if error.message.startswith("ORDER BY cannot reference variables not projected"):
+        return "ORDER BY on a variable not projected after aggregation"
     return f"{type(error).__name__}: {re.sub(r'line: .*', '', error.message)[:70]}"
 
 

@@ -200,7 +200,9 @@ class ReflexionAgent(ABC):
         builder.add_conditional_edges("draft", self._route_after_draft)
         builder.add_conditional_edges("execute_tool", self._route_after_execute_tool)
         builder.add_conditional_edges("revise", self._should_continue)
-        return builder.compile(checkpointer=self.checkpointer, name=type(self).__name__)
+        compiled = builder.compile(checkpointer=self.checkpointer, name=type(self).__name__)
+        # Any caller (execute, a notebook, LangGraph server) gets a recursion limit that fits max_steps.
+        return compiled.with_config(recursion_limit=self._recursion_limit())
 
     @property
     def graph(self) -> CompiledStateGraph:
@@ -213,9 +215,12 @@ class ReflexionAgent(ABC):
             raise ConfigurationError("the question must be a non-empty string")
         return {"messages": [HumanMessage(content=question.strip())], "question": question.strip(), "prompt": prompt}
 
-    def _config(self, thread_id: str | None) -> dict[str, Any]:
+    def _recursion_limit(self) -> int:
         # Each step is execute_tool + revise; the draft and a margin come on top.
-        config: dict[str, Any] = {"recursion_limit": 2 * self.max_steps + 5}
+        return 2 * self.max_steps + 5
+
+    def _config(self, thread_id: str | None) -> dict[str, Any]:
+        config: dict[str, Any] = {"recursion_limit": self._recursion_limit()}
         if self.checkpointer is not None:
             config["configurable"] = {"thread_id": thread_id or uuid.uuid4().hex}
         return config

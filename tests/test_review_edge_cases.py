@@ -40,6 +40,13 @@ def test_graph_invoked_directly_with_only_messages_runs(movies_db):
     assert state["stop_reason"] == "non_empty_result" and state["steps"] == 1
 
 
+def test_the_compiled_graph_carries_a_recursion_limit_that_fits_max_steps(movies_db):
+    model = ScriptedChatModel(replies=[draft(EMPTY_QUERY)], default=lambda m: revise(f"MATCH (p:Person {{name: 'Nobody {len(m)}'}}) RETURN p.name", 1))
+    agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, max_steps=40)
+    state = agent.graph.invoke({"messages": [HumanMessage("q")]})  # no config: LangGraph's default is 25
+    assert state["stop_reason"] == "max_steps" and state["steps"] == 40
+
+
 def test_a_huge_score_is_no_score():
     assert parse_score(10**400) is None and parse_score("1" * 400) is None
 
