@@ -15,10 +15,6 @@ class ConfigurationError(ReflexionError):
     """The user's configuration cannot work (missing key, bad connection arguments)."""
 
 
-class ModelReplyError(ReflexionError):
-    """The chat model's reply could not be used, even after the allowed retries."""
-
-
 class GraphDatabaseError(ReflexionError):
     """Anything the graph database reported."""
 

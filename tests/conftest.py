@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from graphs.kg_query_agent import KGQueryReflexionAgent
 from nodes.graphdb import FalkorDBGraph, ensure_movies_graph
 from nodes.graphdb.embedded import EmbeddedFalkorDB
 from nodes.models import ScriptedChatModel, tool_reply
@@ -48,6 +49,7 @@ def revise(query: str, score: object = 5, previous: str = "") -> object:
     )
 
 
-@pytest.fixture
-def scripted() -> type[ScriptedChatModel]:
-    return ScriptedChatModel
+def make_agent(movies_db: FalkorDBGraph, replies: list, **kwargs) -> tuple[KGQueryReflexionAgent, ScriptedChatModel]:
+    """A knowledge-graph agent on the movies graph whose model replies from `replies`."""
+    model = ScriptedChatModel(replies=replies)
+    return KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, **kwargs), model

@@ -8,12 +8,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from graphs.kg_query_agent import KGQueryReflexionAgent
 from nodes.models import ScriptedChatModel
 from schemas.errors import ConfigurationError
-from tests.conftest import EMPTY_QUERY, TOM_HANKS_QUERY, draft, revise
-
-
-def make_agent(movies_db, replies, **kwargs) -> tuple[KGQueryReflexionAgent, ScriptedChatModel]:
-    model = ScriptedChatModel(replies=replies)
-    return KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, **kwargs), model
+from tests.conftest import EMPTY_QUERY, TOM_HANKS_QUERY, draft, make_agent, revise
 
 
 def test_non_empty_result_stops_and_returns_the_executed_rows(movies_db):

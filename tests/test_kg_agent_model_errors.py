@@ -6,12 +6,11 @@ from langchain_core.messages import AIMessage
 
 from graphs.kg_query_agent import KGQueryReflexionAgent
 from nodes.models import ScriptedChatModel, tool_reply
-from tests.conftest import EMPTY_QUERY, TOM_HANKS_QUERY, draft, revise
+from tests.conftest import EMPTY_QUERY, TOM_HANKS_QUERY, draft, make_agent, revise
 
 
 def run(movies_db, replies, **kwargs):
-    model = ScriptedChatModel(replies=replies)
-    agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, **kwargs)
+    agent, model = make_agent(movies_db, replies, **kwargs)
     return agent.execute("Which movies did Tom Hanks act in?"), model
 
 

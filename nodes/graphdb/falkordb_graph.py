@@ -119,28 +119,37 @@ class FalkorDBGraph:
 
     # -- protocol -------------------------------------------------------------
 
-    def validate(self, cypher: str, params: dict[str, Any] | None = None, *, allow_writes: bool = False) -> None:
-        cypher = _strip(cypher)
+    def _plan(self, cypher: str, params: dict[str, Any] | None, *, allow_writes: bool) -> Any:
+        """Compile `cypher` with GRAPH.EXPLAIN (never runs it); None for plan-less DDL the caller allowed."""
         if not cypher:
             raise CypherSyntaxError("the query is empty", cypher)
         if not allow_writes:
             self._refuse_lexical_writes(cypher)
         try:
-            plan = self._graph.explain(cypher, params)
+            return self._graph.explain(cypher, params)
         except Exception as e:
             if str(e) == _MISSING_GRAPH and self.graph_name not in self.graphs():
                 raise _MissingGraph from e
             error = self._translate(e, cypher, compiling=True)
             if allow_writes and isinstance(error, WriteQueryRefusedError):
-                return  # schema statements have no plan; they are writes the caller allowed
+                return None  # schema statements have no plan; they are writes the caller allowed
             raise error from e
+
+    @staticmethod
+    def _refuse_planned_writes(plan: Any, cypher: str) -> None:
         writes = _plan_operations(plan) & WRITE_OPERATIONS
-        if writes and not allow_writes:
+        if writes:
             raise WriteQueryRefusedError(
                 "the query would change the graph or read server files "
                 f"({', '.join(sorted(writes))}) and writes are not enabled",
                 cypher,
             )
+
+    def validate(self, cypher: str, params: dict[str, Any] | None = None, *, allow_writes: bool = False) -> None:
+        cypher = _strip(cypher)
+        plan = self._plan(cypher, params, allow_writes=allow_writes)
+        if not allow_writes:
+            self._refuse_planned_writes(plan, cypher)
 
     @staticmethod
     def _refuse_lexical_writes(cypher: str) -> None:
@@ -150,6 +159,22 @@ class FalkorDBGraph:
         writing = [p for p in called_procedures(cypher) if WRITE_PROCEDURE.search(p.rsplit(".", 1)[-1])]
         if writing:
             raise WriteQueryRefusedError(f"the procedure {writing[0]} would change the graph or its indexes", cypher)
+
+    def _capped(self, cypher: str, params: dict[str, Any] | None, row_cap: int | None) -> tuple[str | None, Any]:
+        """The query wrapped so the database stops at row_cap + 1 rows, with its plan; or (None, None)
+        when it cannot be wrapped (no named columns, a bare procedure call...) and the cap is applied
+        on the client. One EXPLAIN both checks the wrapper and validates the query inside it."""
+        columns = return_columns(cypher) if row_cap is not None and cypher else None
+        if not columns:
+            return None, None
+        projection = ", ".join(quote_name(c) for c in columns)
+        wrapped = f"CALL {{\n{cypher}\n}} RETURN {projection} LIMIT {int(row_cap) + 1}"
+        try:
+            return wrapped, self._graph.explain(wrapped, params)
+        except redis.exceptions.ResponseError:
+            return None, None
+        except Exception as e:
+            raise self._translate(e, cypher) from e
 
     def query(
         self,
@@ -161,8 +186,12 @@ class FalkorDBGraph:
         allow_writes: bool = False,
     ) -> QueryResult:
         cypher = _strip(cypher)
+        if not allow_writes and cypher:
+            self._refuse_lexical_writes(cypher)
+        to_run, plan = self._capped(cypher, params, row_cap)
         try:
-            self.validate(cypher, params, allow_writes=allow_writes)
+            if to_run is None:
+                to_run, plan = cypher, self._plan(cypher, params, allow_writes=allow_writes)
         except _MissingGraph:
             if not allow_writes:
                 raise GraphNotFoundError(
@@ -171,18 +200,8 @@ class FalkorDBGraph:
                 ) from None
             self.write(cypher, params)  # a write creates the graph
             return QueryResult(query=cypher)
-        to_run = cypher
-        columns = return_columns(cypher) if row_cap is not None else None
-        if columns:
-            projection = ", ".join(quote_name(c) for c in columns)
-            wrapped = f"CALL {{\n{cypher}\n}} RETURN {projection} LIMIT {int(row_cap) + 1}"
-            try:
-                self._graph.explain(wrapped, params)
-                to_run = wrapped
-            except redis.exceptions.ResponseError:
-                pass  # not wrappable (say, a bare procedure call): the cap is applied on the client
-            except Exception as e:
-                raise self._translate(e, cypher) from e
+        if not allow_writes:
+            self._refuse_planned_writes(plan, cypher)
         timeout_ms = None if timeout is None else max(1, int(timeout * 1000))
         started = time.perf_counter()
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +31,6 @@ class ResponderReply:
     parsed: BaseModel | None
     usage: TokenUsage = field(default_factory=TokenUsage)
     error: str | None = None
-    attempts: list[str] = field(default_factory=list)
 
 
 def usage_of(message: AIMessage) -> TokenUsage:
@@ -134,16 +134,16 @@ class Responder:
             state.message, state.parsed, state.error = _normalised(reply, parsed, call_id), parsed, None
             return None
         state.error = error
-        state.attempts.append(error or "")
         return self._feedback(reply, error or "unusable reply")
 
-    def respond(self, messages: list[BaseMessage]) -> ResponderReply:
+    def _attempts(self, messages: list[BaseMessage]) -> Generator[list[BaseMessage], AIMessage | Exception, ResponderReply]:
+        """The retry loop, written once for both call styles: it yields each prompt and is sent
+        the model's reply, or the exception the call raised; it returns the final reply."""
         state, feedback = ResponderReply(message=None, parsed=None), []
         for _ in range(self.max_retries + 1):
-            try:
-                reply = self._runnable.invoke(self._prompt(messages, feedback))
-            except Exception as e:  # the model call itself failed: report it, do not crash the run
-                state.error = f"the model call failed: {type(e).__name__}: {e}"
+            reply = yield self._prompt(messages, feedback)
+            if isinstance(reply, Exception):  # the model call itself failed: report it, do not crash the run
+                state.error = f"the model call failed: {type(reply).__name__}: {reply}"
                 return state
             correction = self._step(reply, state)
             if correction is None:
@@ -151,16 +151,28 @@ class Responder:
             feedback = [correction]
         return state
 
-    async def arespond(self, messages: list[BaseMessage]) -> ResponderReply:
-        state, feedback = ResponderReply(message=None, parsed=None), []
-        for _ in range(self.max_retries + 1):
+    def respond(self, messages: list[BaseMessage]) -> ResponderReply:
+        attempts = self._attempts(messages)
+        prompt = next(attempts)
+        while True:
             try:
-                reply = await self._runnable.ainvoke(self._prompt(messages, feedback))
-            except Exception as e:
-                state.error = f"the model call failed: {type(e).__name__}: {e}"
-                return state
-            correction = self._step(reply, state)
-            if correction is None:
-                return state
-            feedback = [correction]
-        return state
+                reply: AIMessage | Exception = self._runnable.invoke(prompt)
+            except Exception as e:  # noqa: BLE001 - handed to the retry loop, which reports it
+                reply = e
+            try:
+                prompt = attempts.send(reply)
+            except StopIteration as done:
+                return done.value
+
+    async def arespond(self, messages: list[BaseMessage]) -> ResponderReply:
+        attempts = self._attempts(messages)
+        prompt = next(attempts)
+        while True:
+            try:
+                reply: AIMessage | Exception = await self._runnable.ainvoke(prompt)
+            except Exception as e:  # noqa: BLE001 - handed to the retry loop, which reports it
+                reply = e
+            try:
+                prompt = attempts.send(reply)
+            except StopIteration as done:
+                return done.value

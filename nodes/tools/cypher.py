@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from nodes.graphdb.protocol import GraphDatabase
-from schemas.errors import DatabaseUnavailableError, QueryError, QueryTimeoutError, WriteQueryRefusedError
+from schemas.errors import QueryError, QueryTimeoutError, WriteQueryRefusedError
 from schemas.graphdb import QueryResult
 from schemas.reflexion import ToolOutcome
 
@@ -55,9 +55,7 @@ def run_cypher(
     """Run `query` read-only (unless `allow_writes`) and return its outcome; raises only if the database is down."""
     try:
         result = db.query(query, timeout=timeout, row_cap=row_cap, allow_writes=allow_writes)
-    except DatabaseUnavailableError:
-        raise
-    except QueryError as e:
+    except QueryError as e:  # an unreachable database is not a QueryError: it propagates
         return ToolOutcome(
             step=0, action=query, executed=True, content=f"Query: {query}\n{_error_text(e, timeout)}",
             error=e.message, error_type=type(e).__name__,
