@@ -6,6 +6,11 @@ Subclasses supply the seed's hooks (`_tool_function`, `_create_initial_responder
 `_create_revise_responder`, optionally the logging and parsing hooks). The engine
 owns the loop: typed state, stop rules, duplicate actions, token accounting, and a
 step limit that ends normally with the best result instead of a recursion error.
+
+The ReAct and structured-output agents run on this same loop through a few more
+hooks: `_run_tool` (a tool step with its own message kind and state), `_action_of`
+(how a parsed reply names its action), `_stop_after_tool` (stop rules checked right
+after the tool ran), `state_schema` and `skip_repeated_actions`.
 """
 
 from __future__ import annotations
@@ -28,13 +33,15 @@ from nodes.models.resolve import resolve_chat_model
 from nodes.reflexion.responder import Responder, ResponderReply
 from nodes.reflexion.scoring import parse_score
 from nodes.reflexion.steps import (
+    default_action_of,
     draft_update,
     outcomes_of,
     revise_update,
-    skipped_tool_message,
+    run_from_message,
+    skipped_tool_run,
     stopped_tool_message,
     tool_update,
-    unavailable_tool_message,
+    unavailable_tool_run,
     usage_of_state,
 )
 from nodes.reflexion.stop_rules import (
@@ -46,7 +53,7 @@ from nodes.reflexion.stop_rules import (
     check_stop,
 )
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
-from schemas.reflexion import ReflexionAgentResult, ReflexionState, StopReason
+from schemas.reflexion import ReflexionAgentResult, ReflexionState, StopReason, ToolRun
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +62,12 @@ StepCallback = Callable[[int, str, BaseMessage | None, dict[str, Any]], None]
 
 class ReflexionAgent(ABC):
     """Abstract Reflexion agent with the seed's constructor and hooks."""
+
+    #: The graph's state; a subclass may extend `ReflexionState` with fields of its own.
+    state_schema: type = ReflexionState
+    #: Skip an action that already ran in this run (right for queries; wrong where a repeat
+    #: means something new, such as ReAct's "next match" lookup).
+    skip_repeated_actions: bool = True
 
     def __init__(
         self,
@@ -123,10 +136,27 @@ class ReflexionAgent(ABC):
     def _score_from_revision(self, parsed: BaseModel) -> float | None:
         return parse_score(getattr(parsed, "score", None))
 
+    def _action_of(self, parsed: BaseModel) -> str:
+        """The action a parsed draft or revision proposes, as the text the tool step runs."""
+        return default_action_of(parsed)
+
+    def _run_tool(self, state: ReflexionState) -> ToolRun:
+        """Run the pending action. By default, the seed's `_tool_function` on the memory."""
+        return run_from_message(state, self._tool_function(state["messages"]))
+
+    def _max_steps(self, state: ReflexionState) -> int:
+        """This run's step limit: the run's own (`max_steps` in the input), else the agent's."""
+        return state.get("max_steps") or self.max_steps
+
+    def _stop_after_tool(self, state: ReflexionState) -> StopReason | None:
+        """Stop rules checked as soon as the tool ran, before the model is called again.
+        The Reflexion loop has none: its revise step scores every result first."""
+        return None
+
     def _stop_reason(self, state: ReflexionState) -> StopReason | None:
         """The stop rules, in order: step limit, score above threshold, non-empty result, no progress."""
         return check_stop(
-            state, max_steps=self.max_steps, score_threshold=self.score_threshold, max_repeats=self.max_repeats
+            state, max_steps=self._max_steps(state), score_threshold=self.score_threshold, max_repeats=self.max_repeats
         )
 
     def _should_continue(self, state: ReflexionState) -> Literal["execute_tool", "__end__"]:
@@ -143,20 +173,21 @@ class ReflexionAgent(ABC):
         return self._chat
 
     def _revised(self, state: ReflexionState, reply: ResponderReply) -> dict[str, Any]:
-        update = revise_update(state, reply, self._score_from_revision)
+        update = revise_update(state, reply, self._score_from_revision, self._action_of)
         if "stop_reason" not in update:
             update["stop_reason"] = self._stop_reason({**state, **update})
-            if update["stop_reason"]:
-                update["messages"].append(stopped_tool_message(update["messages"], update["stop_reason"]))
+            stopped = stopped_tool_message(update["messages"], update["stop_reason"]) if update["stop_reason"] else None
+            if stopped is not None:
+                update["messages"].append(stopped)
         return update
 
     def _draft_node(self, state: ReflexionState) -> dict[str, Any]:
-        return draft_update(self._create_initial_responder(state.get("prompt")).respond(state["messages"]))
+        return draft_update(self._create_initial_responder(state.get("prompt")).respond(state["messages"]), self._action_of)
 
     async def _adraft_node(self, state: ReflexionState) -> dict[str, Any]:
         # Building a responder may read the schema from the database: keep it off the event loop.
         responder = await asyncio.to_thread(self._create_initial_responder, state.get("prompt"))
-        return draft_update(await responder.arespond(state["messages"]))
+        return draft_update(await responder.arespond(state["messages"]), self._action_of)
 
     def _revise_node(self, state: ReflexionState) -> dict[str, Any]:
         return self._revised(state, self._create_revise_responder(state.get("prompt")).respond(state["messages"]))
@@ -166,14 +197,16 @@ class ReflexionAgent(ABC):
         return self._revised(state, await responder.arespond(state["messages"]))
 
     def _execute_tool_node(self, state: ReflexionState) -> dict[str, Any]:
-        skipped = skipped_tool_message(state)
+        skipped = skipped_tool_run(state) if self.skip_repeated_actions else None
         if skipped is not None:
             return tool_update(state, skipped)
         try:
-            message = self._tool_function(state["messages"])
+            run = self._run_tool(state)
         except DatabaseUnavailableError as e:
-            return tool_update(state, unavailable_tool_message(state, e), stop_reason="tool_unavailable")
-        return tool_update(state, message)
+            return tool_update(state, unavailable_tool_run(state, e), stop_reason="tool_unavailable")
+        update = tool_update(state, run)
+        update["stop_reason"] = self._stop_after_tool({**state, **update})
+        return update
 
     async def _aexecute_tool_node(self, state: ReflexionState) -> dict[str, Any]:
         return await asyncio.to_thread(self._execute_tool_node, state)
@@ -189,7 +222,7 @@ class ReflexionAgent(ABC):
 
     def build_graph(self) -> CompiledStateGraph:
         """Compile the state machine; nodes run sync under `invoke` and async under `ainvoke`."""
-        builder = StateGraph(ReflexionState)
+        builder = StateGraph(self.state_schema)
         builder.add_node("draft", RunnableLambda(self._draft_node, afunc=self._adraft_node, name="draft"))
         builder.add_node(
             "execute_tool",
@@ -210,17 +243,22 @@ class ReflexionAgent(ABC):
             self._graph = self.build_graph()
         return self._graph
 
+    def _question_message(self, question: str) -> HumanMessage:
+        """How a question enters the memory."""
+        return HumanMessage(content=question)
+
     def _inputs(self, question: str, prompt: str | None) -> dict[str, Any]:
         if not isinstance(question, str) or not question.strip():
             raise ConfigurationError("the question must be a non-empty string")
-        return {"messages": [HumanMessage(content=question.strip())], "question": question.strip(), "prompt": prompt}
+        question = question.strip()
+        return {"messages": [self._question_message(question)], "question": question, "prompt": prompt, "max_steps": None}
 
-    def _recursion_limit(self) -> int:
+    def _recursion_limit(self, max_steps: int | None = None) -> int:
         # Each step is execute_tool + revise; the draft and a margin come on top.
-        return 2 * self.max_steps + 5
+        return 2 * (max_steps or self.max_steps) + 5
 
-    def _config(self, thread_id: str | None) -> dict[str, Any]:
-        config: dict[str, Any] = {"recursion_limit": self._recursion_limit()}
+    def _config(self, thread_id: str | None, max_steps: int | None = None) -> dict[str, Any]:
+        config: dict[str, Any] = {"recursion_limit": self._recursion_limit(max_steps)}
         if self.checkpointer is not None:
             config["configurable"] = {"thread_id": thread_id or uuid.uuid4().hex}
         return config
@@ -234,32 +272,40 @@ class ReflexionAgent(ABC):
             if on_step is not None:
                 on_step(step, node, message, update or {})
 
-    def _finish(self, state: dict[str, Any]) -> ReflexionAgentResult:
+    def _finish(self, state: dict[str, Any]) -> Any:
         result = self._parse_final_result(state)
         self._log_final_result(result)
         return result
+
+    def _run(self, inputs: dict[str, Any], thread_id: str | None, on_step: StepCallback | None) -> Any:
+        """Stream one run of the graph from `inputs`, reporting each step; return the parsed result."""
+        state = inputs
+        config = self._config(thread_id, inputs.get("max_steps"))
+        for mode, chunk in self.graph.stream(inputs, config, stream_mode=["updates", "values"]):
+            if mode == "values":
+                state = chunk
+            else:
+                self._report(chunk, state, on_step)
+        return self._finish(state)
+
+    async def _arun(self, inputs: dict[str, Any], thread_id: str | None, on_step: StepCallback | None) -> Any:
+        state = inputs
+        config = self._config(thread_id, inputs.get("max_steps"))
+        async for mode, chunk in self.graph.astream(inputs, config, stream_mode=["updates", "values"]):
+            if mode == "values":
+                state = chunk
+            else:
+                self._report(chunk, state, on_step)
+        return self._finish(state)
 
     def execute(
         self, question: str, prompt: str | None = None, *, on_step: StepCallback | None = None, thread_id: str | None = None
     ) -> ReflexionAgentResult:
         """Run the loop on `question`; `prompt` is the task prompt (for the KG agent, the kg_prompt)."""
-        state = self._inputs(question, prompt)
-        for mode, chunk in self.graph.stream(state, self._config(thread_id), stream_mode=["updates", "values"]):
-            if mode == "values":
-                state = chunk
-            else:
-                self._report(chunk, state, on_step)
-        return self._finish(state)
+        return self._run(self._inputs(question, prompt), thread_id, on_step)
 
     async def aexecute(
         self, question: str, prompt: str | None = None, *, on_step: StepCallback | None = None, thread_id: str | None = None
     ) -> ReflexionAgentResult:
         """`execute`, asynchronously: model calls are awaited, tool calls run in a worker thread."""
-        state = self._inputs(question, prompt)
-        config = self._config(thread_id)
-        async for mode, chunk in self.graph.astream(state, config, stream_mode=["updates", "values"]):
-            if mode == "values":
-                state = chunk
-            else:
-                self._report(chunk, state, on_step)
-        return self._finish(state)
+        return await self._arun(self._inputs(question, prompt), thread_id, on_step)

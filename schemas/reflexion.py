@@ -5,9 +5,10 @@ Routers read the typed fields here; they never re-parse message text.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, TypedDict
 
-from langchain_core.messages import AnyMessage
+from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
 
@@ -18,6 +19,8 @@ StopReason = Literal[
     "no_progress",  # the model kept proposing actions that had already run
     "model_error",  # the model's replies could not be used, even after retries
     "tool_unavailable",  # the tool (database) could not be reached
+    "finished",  # a ReAct agent ran its finish action
+    "validated",  # the structured-output agent's last output passed validation
 ]
 
 
@@ -52,6 +55,7 @@ class ToolOutcome(BaseModel):
     error: str | None = None
     error_type: str | None = None
     score: float | None = Field(default=None, description="The revise step's score of this outcome.")
+    source: str | None = Field(default=None, description="Where the observation came from (a page URL).")
 
 
 class ReflexionState(TypedDict, total=False):
@@ -67,6 +71,8 @@ class ReflexionState(TypedDict, total=False):
     question: str
     prompt: str | None
     action: str | None  # the action the next execute_tool step will run
+    parsed_action: dict[str, Any] | None  # the newest draft/revise reply, parsed (a step schema dump)
+    max_steps: int | None  # a per-run step limit, overriding the agent's
     steps: int  # execute_tool steps taken in this run
     outcomes: list[dict[str, Any]]  # one ToolOutcome per execute_tool step; revise scores the last
     last_score: float | None
@@ -89,3 +95,19 @@ class ReflexionAgentResult(BaseModel):
     usage: TokenUsage = Field(default_factory=TokenUsage)
     error: str | None = None
     outcomes: list[ToolOutcome] = Field(default_factory=list)
+
+
+@dataclass
+class ToolRun:
+    """What an agent's tool step produced, for the engine to record.
+
+    `message` is what the model reads next: a ToolMessage answering its tool call, or a
+    HumanMessage for text protocols (no tool call to answer), or None to add nothing.
+    `update` holds state fields the agent keeps beyond the engine's (a last-read page);
+    `usage` counts model calls the tool made itself.
+    """
+
+    message: BaseMessage | None
+    outcome: ToolOutcome
+    update: dict[str, Any] = field(default_factory=dict)
+    usage: TokenUsage | None = None

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from nodes.reflexion.responder import ResponderReply
 from nodes.reflexion.stop_rules import already_ran
-from schemas.reflexion import StopReason, TokenUsage, ToolOutcome
+from schemas.reflexion import StopReason, TokenUsage, ToolOutcome, ToolRun
 
 # Fields an action can be read from, most specific first (revisions also repeat `answer`).
 ACTION_FIELDS = ("revised_query", "revised_answer", "answer")
@@ -56,19 +56,28 @@ def _usage_after(state: Mapping[str, Any], reply: ResponderReply) -> dict[str, i
     return (usage_of_state(state) + reply.usage).model_dump()
 
 
-def draft_update(reply: ResponderReply) -> dict[str, Any]:
+def default_action_of(parsed: BaseModel) -> str:
+    return action_from_args(parsed.model_dump())
+
+
+def draft_update(reply: ResponderReply, action_of: Callable[[BaseModel], str] = default_action_of) -> dict[str, Any]:
     """Start a run: every per-run field is reset, so a thread can take a new question."""
     update: dict[str, Any] = {
-        "steps": 0, "outcomes": [], "last_score": None, "repeats": 0,
-        "stop_reason": None, "error": None, "usage": reply.usage.model_dump(), "action": None,
+        "steps": 0, "outcomes": [], "last_score": None, "repeats": 0, "stop_reason": None,
+        "error": None, "usage": reply.usage.model_dump(), "action": None, "parsed_action": None,
     }
     if reply.parsed is None or reply.message is None:
         return {**update, "stop_reason": "model_error", "error": f"draft: {reply.error}"}
-    return {**update, "messages": [reply.message], "action": action_from_args(reply.parsed.model_dump())}
+    return {
+        **update,
+        "messages": [reply.message],
+        "action": action_of(reply.parsed),
+        "parsed_action": reply.parsed.model_dump(),
+    }
 
 
-def skipped_tool_message(state: Mapping[str, Any]) -> ToolMessage | None:
-    """A ToolMessage telling the model its action already ran, or None if it is new."""
+def skipped_tool_run(state: Mapping[str, Any]) -> ToolRun | None:
+    """A tool step telling the model its action already ran, or None if it is new."""
     earlier_step = already_ran(state.get("action"), state.get("outcomes") or [])
     if earlier_step is None:
         return None
@@ -77,38 +86,54 @@ def skipped_tool_message(state: Mapping[str, Any]) -> ToolMessage | None:
         f"and it gave the result shown then. Write a different query.\nQuery: {state.get('action')}"
     )
     outcome = ToolOutcome(step=0, action=state.get("action") or "", executed=False, content=content)
-    return ToolMessage(content=content, tool_call_id=last_tool_call_id(state.get("messages") or []), artifact=outcome.model_dump())
+    message = ToolMessage(content=content, tool_call_id=last_tool_call_id(state.get("messages") or []), artifact=outcome.model_dump())
+    return ToolRun(message=message, outcome=outcome)
 
 
-def unavailable_tool_message(state: Mapping[str, Any], error: Exception) -> ToolMessage:
-    """The ToolMessage for a tool that could not be reached at all."""
+def unavailable_tool_run(state: Mapping[str, Any], error: Exception) -> ToolRun:
+    """The tool step for a tool that could not be reached at all."""
     outcome = ToolOutcome(
         step=0, action=state.get("action") or "", executed=False, content=f"Error: {error}",
         error=str(error), error_type=type(error).__name__,
     )
-    return ToolMessage(content=outcome.content, tool_call_id=last_tool_call_id(state.get("messages") or []), artifact=outcome.model_dump())
+    message = ToolMessage(content=outcome.content, tool_call_id=last_tool_call_id(state.get("messages") or []), artifact=outcome.model_dump())
+    return ToolRun(message=message, outcome=outcome)
 
 
-def tool_update(state: Mapping[str, Any], message: ToolMessage, stop_reason: StopReason | None = None) -> dict[str, Any]:
-    """Record a tool step; the outcome is read from the message's artifact, not its text."""
-    step = state.get("steps", 0) + 1
+def run_from_message(state: Mapping[str, Any], message: ToolMessage) -> ToolRun:
+    """A tool step from a hook's ToolMessage; the outcome is read from its artifact, not its text."""
     if isinstance(message.artifact, (dict, ToolOutcome)):
-        outcome = ToolOutcome.model_validate(message.artifact).model_copy(update={"step": step})
-    else:  # a custom tool that returned plain text: non-empty text is a result
-        text = str(message.content)
-        outcome = ToolOutcome(step=step, action=state.get("action") or "", executed=True, non_empty=bool(text.strip()), content=text)
+        return ToolRun(message=message, outcome=ToolOutcome.model_validate(message.artifact))
+    # a custom tool that returned plain text: non-empty text is a result
+    text = str(message.content)
+    outcome = ToolOutcome(step=0, action=state.get("action") or "", executed=True, non_empty=bool(text.strip()), content=text)
+    return ToolRun(message=message, outcome=outcome)
+
+
+def tool_update(state: Mapping[str, Any], run: ToolRun, stop_reason: StopReason | None = None) -> dict[str, Any]:
+    """Record a tool step: its message, its numbered outcome, and what it cost."""
+    step = state.get("steps", 0) + 1
+    outcome = run.outcome.model_copy(update={"step": step})
     update: dict[str, Any] = {
-        "messages": [message],
+        **run.update,
+        "messages": [run.message] if run.message is not None else [],
         "steps": step,
         "outcomes": [*(state.get("outcomes") or []), outcome.model_dump()],
         "repeats": 0 if outcome.executed else state.get("repeats", 0) + 1,
     }
+    if run.usage is not None:
+        update["usage"] = (usage_of_state(state) + run.usage).model_dump()
     if stop_reason:
         update.update(stop_reason=stop_reason, error=outcome.error)
     return update
 
 
-def revise_update(state: Mapping[str, Any], reply: ResponderReply, score_of: Callable[[BaseModel], float | None]) -> dict[str, Any]:
+def revise_update(
+    state: Mapping[str, Any],
+    reply: ResponderReply,
+    score_of: Callable[[BaseModel], float | None],
+    action_of: Callable[[BaseModel], str] = default_action_of,
+) -> dict[str, Any]:
     """Record a revision: its score goes onto the outcome it judged; its action runs next."""
     if reply.parsed is None or reply.message is None:
         return {"usage": _usage_after(state, reply), "stop_reason": "model_error", "error": f"revise: {reply.error}"}
@@ -119,15 +144,20 @@ def revise_update(state: Mapping[str, Any], reply: ResponderReply, score_of: Cal
     return {
         "messages": [reply.message],
         "usage": _usage_after(state, reply),
-        "action": action_from_args(reply.parsed.model_dump()),
+        "action": action_of(reply.parsed),
+        "parsed_action": reply.parsed.model_dump(),
         "last_score": score,
         "outcomes": outcomes,
     }
 
 
-def stopped_tool_message(messages: list[BaseMessage], stop_reason: StopReason) -> ToolMessage:
+def stopped_tool_message(messages: list[BaseMessage], stop_reason: StopReason) -> ToolMessage | None:
     """Answers the last revision's tool call when the loop ends, so the memory stays a valid
-    tool conversation (a thread can continue) and says why the loop stopped."""
+    tool conversation (a thread can continue) and says why the loop stopped; None when the
+    last reply called no tool (text protocols), as there is nothing to answer."""
+    last = messages[-1] if messages else None
+    if not (isinstance(last, AIMessage) and last.tool_calls):
+        return None
     return ToolMessage(
         content=f"Not executed: the loop stopped ({stop_reason}).",
         tool_call_id=last_tool_call_id(messages),
