@@ -56,6 +56,7 @@ class ToolOutcome(BaseModel):
     error_type: str | None = None
     score: float | None = Field(default=None, description="The revise step's score of this outcome.")
     source: str | None = Field(default=None, description="Where the observation came from (a page URL).")
+    detail: dict[str, Any] = Field(default_factory=dict, description="Agent-specific facts (a ReAct thought, arguments).")
 
 
 class ReflexionState(TypedDict, total=False):

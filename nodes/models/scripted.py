@@ -39,12 +39,14 @@ class ScriptedChatModel(BaseChatModel):
     Once the script is used up, `default` (if given) answers every further call;
     otherwise the call fails, as a real model failure would. Usage metadata is
     estimated at four characters a token so token accounting can be exercised.
+    Stop sequences cut the reply's text before the first of them, as real APIs do.
     """
 
     replies: list[Any] = Field(default_factory=list)
     default: Any = None
     calls: list[list[BaseMessage]] = Field(default_factory=list)
     bound_tools: list[list[dict[str, Any]]] = Field(default_factory=list)
+    stops: list[list[str] | None] = Field(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
@@ -76,7 +78,12 @@ class ScriptedChatModel(BaseChatModel):
     ) -> ChatResult:
         self.calls.append(list(messages))
         self.bound_tools.append(kwargs.get("tools") or [])
+        self.stops.append(stop)
         reply = self._next_reply(messages)
+        if stop and isinstance(reply.content, str):
+            cut = min((i for i in (reply.content.find(s) for s in stop) if i >= 0), default=-1)
+            if cut >= 0:
+                reply.content = reply.content[:cut]
         prompt_text = "".join(str(m.content) for m in messages)
         output_text = str(reply.content) + json.dumps([c["args"] for c in reply.tool_calls])
         reply.usage_metadata = {

@@ -43,7 +43,7 @@ def usage_of(message: AIMessage) -> TokenUsage:
     )
 
 
-def _json_in_text(text: str) -> dict[str, Any] | None:
+def json_in_text(text: str) -> dict[str, Any] | None:
     """The first JSON object in `text`, inside a code fence or surrounded by prose."""
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
     decoder = json.JSONDecoder()
@@ -75,7 +75,7 @@ def parse_reply(message: AIMessage, schema: type[BaseModel]) -> tuple[BaseModel 
     if message.invalid_tool_calls:
         bad = message.invalid_tool_calls[0]
         return None, None, f"the tool call arguments are not valid JSON ({bad.get('error') or bad.get('args')!r})"
-    data = _json_in_text(message.text)  # text blocks only, whatever shape the content has
+    data = json_in_text(message.text)  # text blocks only, whatever shape the content has
     if data is None:
         return None, None, f"the reply has no `{name}` tool call and no JSON object"
     if isinstance(data.get("args"), dict) and data.get("name") == name:

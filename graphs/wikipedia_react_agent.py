@@ -1,0 +1,165 @@
+"""`WikipediaReActAgent`: the few-shot, text-protocol ReAct agent over Wikipedia, on the Reflexion engine.
+
+    agent = WikipediaReActAgent(checkpointer=InMemorySaver())
+    result = agent("Who was Milhouse named after?", thread_id="chat-1")
+    result.answer, result.sources
+    agent("And who voices him?", thread_id="chat-1")  # the same conversation goes on
+
+The model writes `Thought N` / `Action N` with `<search>`, `<lookup>` or `<finish>`;
+generation stops at the closing tag, the action runs, and `Observation N` is
+appended. On the engine: `draft` and `revise` are the model's turns, `execute_tool`
+runs the action, and the run stops when the model finishes or `max_calls` model
+calls have been made.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from pydantic import BaseModel
+
+from graphs.reflexion_agent import ReflexionAgent, StepCallback
+from nodes.models.resolve import chat_model_from_env
+from nodes.prompts.react_text import REACT_PROMPT, STOP_SEQUENCES, question_text
+from nodes.react.action_responder import ActionResponder
+from nodes.react.results import react_result
+from nodes.react.text_protocol import read_text_reply
+from nodes.react.wikipedia_step import run_wikipedia_action
+from nodes.reflexion.steps import outcomes_of
+from nodes.tools.functions import FINISH
+from nodes.tools.wikipedia import WikipediaTools
+from nodes.tools.wikipedia_backends import WikipediaBackend
+from schemas.errors import ConfigurationError
+from schemas.react import ReActAction, ReActResult, WikipediaReActState
+from schemas.reflexion import StopReason, ToolRun
+
+DEFAULT_MAX_CALLS = 8  # the notebook's value, tuned in the ReAct paper
+MAX_CALLS_LIMIT = 50  # wider than the notebook's 8, for multi-hop questions on weaker models
+
+
+def check_max_calls(max_calls: Any) -> int:
+    if isinstance(max_calls, bool) or not isinstance(max_calls, int) or not 1 <= max_calls <= MAX_CALLS_LIMIT:
+        raise ConfigurationError(f"max_calls must be an integer from 1 to {MAX_CALLS_LIMIT} (default {DEFAULT_MAX_CALLS}), got {max_calls!r}")
+    return max_calls
+
+
+def load_prompt(prompt: str | os.PathLike[str]) -> str:
+    """The ReAct prompt, given as text or as a path to a file holding it.
+
+    A trailing `Question\\n{question}` (the notebook's prompt format) is dropped: here the
+    question is the first message of each turn, so follow-up questions share the prompt.
+    """
+    if isinstance(prompt, os.PathLike):
+        text = Path(prompt).read_text(encoding="utf-8")
+    elif isinstance(prompt, str) and "\n" not in prompt and len(prompt) < 1024 and Path(prompt).is_file():
+        text = Path(prompt).read_text(encoding="utf-8")
+    elif isinstance(prompt, str):
+        text = prompt
+    else:
+        raise ConfigurationError(f"prompt must be text or a path, got {type(prompt).__name__}")
+    text = text.replace("{question}", "").rstrip()
+    if text.endswith("Question"):
+        text = text[: -len("Question")].rstrip()
+    if not text:
+        raise ConfigurationError("the ReAct prompt is empty")
+    return text + "\n"
+
+
+class WikipediaReActAgent(ReflexionAgent):
+    """Text-protocol ReAct with `search` / `lookup` / `finish` over Wikipedia (or a local corpus)."""
+
+    state_schema = WikipediaReActState
+    skip_repeated_actions = False  # a repeated lookup means "the next match"
+
+    def __init__(
+        self,
+        conversation_factory: Callable[[], Any] | None = None,
+        max_calls: int = DEFAULT_MAX_CALLS,
+        *,
+        prompt: str | os.PathLike[str] = REACT_PROMPT,
+        wikipedia: WikipediaTools | WikipediaBackend | None = None,
+        generation_kwargs: dict[str, Any] | None = None,
+        checkpointer: Any = None,
+    ) -> None:
+        super().__init__(conversation_factory or chat_model_from_env, check_max_calls(max_calls), checkpointer=checkpointer)
+        self.prompt = load_prompt(prompt)
+        self.tools = wikipedia if isinstance(wikipedia, WikipediaTools) else WikipediaTools(wikipedia)
+        self.generation_kwargs = dict(generation_kwargs or {})
+        if "stop" in self.generation_kwargs:
+            raise ConfigurationError("generation_kwargs must not set `stop`: the agent stops on the closing action tags")
+
+    @property
+    def max_calls(self) -> int:
+        return self.max_steps
+
+    def _responder(self) -> ActionResponder:
+        runnable = self.chat.bind(stop=STOP_SEQUENCES, **self.generation_kwargs)
+        return ActionResponder(runnable, self.prompt, read_text_reply)
+
+    def _create_initial_responder(self, prompt: str | None = None) -> ActionResponder:
+        return self._responder()
+
+    def _create_revise_responder(self, prompt: str | None = None) -> ActionResponder:
+        return self._responder()
+
+    def _tool_function(self, state):  # the seed's hook; this agent runs `_run_tool` instead
+        raise NotImplementedError("WikipediaReActAgent runs its actions through _run_tool")
+
+    def _question_message(self, question: str) -> HumanMessage:
+        return HumanMessage(content=question_text(question))
+
+    def _action_of(self, parsed: BaseModel) -> str:
+        return parsed.action  # type: ignore[attr-defined]
+
+    def _score_from_revision(self, parsed: BaseModel) -> float | None:
+        return None  # ReAct does not score; it stops on finish or on the call limit
+
+    def _run_tool(self, state: WikipediaReActState) -> ToolRun:
+        return run_wikipedia_action(self.tools, ReActAction.model_validate(state["parsed_action"]), state)
+
+    def _stop_after_tool(self, state: WikipediaReActState) -> StopReason | None:
+        last = outcomes_of(state)[-1]
+        if last.detail.get("tool") == FINISH:
+            return "finished"
+        # Every step took one model call; another step would exceed the limit.
+        return "max_steps" if state.get("steps", 0) >= self._max_steps(state) else None
+
+    def _stop_reason(self, state: WikipediaReActState) -> StopReason | None:
+        return None  # all stop rules run right after the tool step
+
+    def _recursion_limit(self, max_steps: int | None = None) -> int:
+        return 2 * MAX_CALLS_LIMIT + 5  # any per-call max_calls fits
+
+    def _parse_final_result(self, output: WikipediaReActState) -> ReActResult:
+        return react_result(output)
+
+    def execute(  # type: ignore[override]
+        self,
+        question: str,
+        *,
+        max_calls: int | None = None,
+        thread_id: str | None = None,
+        on_step: StepCallback | None = None,
+    ) -> ReActResult:
+        """Answer `question`; in a checkpointed thread, earlier turns stay in the memory."""
+        inputs = self._inputs(question, None)
+        inputs["max_steps"] = check_max_calls(max_calls) if max_calls is not None else None
+        return self._run(inputs, thread_id, on_step)
+
+    async def aexecute(  # type: ignore[override]
+        self,
+        question: str,
+        *,
+        max_calls: int | None = None,
+        thread_id: str | None = None,
+        on_step: StepCallback | None = None,
+    ) -> ReActResult:
+        inputs = self._inputs(question, None)
+        inputs["max_steps"] = check_max_calls(max_calls) if max_calls is not None else None
+        return await self._arun(inputs, thread_id, on_step)
+
+    __call__ = execute  # the notebook's `agent(question)`

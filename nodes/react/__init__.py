@@ -1,0 +1,1 @@
+"""ReAct protocols: reading a reply as a thought and an action, and answering it with an observation."""

@@ -1,0 +1,52 @@
+"""Ask the model for its next step and read the reply as it is, without retrying.
+
+The Reflexion responder retries a bad reply inside one node; agents whose loop
+*is* the correction (ReAct's corrective observation, the extraction agent's
+validation feedback) need the reply recorded as a step instead, so this
+responder never retries: a reply it cannot read becomes an action with an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from pydantic import BaseModel
+
+from nodes.reflexion.responder import ResponderReply, usage_of
+
+# Reads a reply: (the message the memory keeps, the parsed step).
+ReplyReader = Callable[[AIMessage], tuple[AIMessage, BaseModel]]
+
+
+class ActionResponder:
+    """`runnable` (a chat model, possibly bound to tools or stop sequences) + `system_prompt` + `read`."""
+
+    def __init__(self, runnable: Any, system_prompt: str, read: ReplyReader) -> None:
+        self.runnable, self.system_prompt, self.read = runnable, system_prompt, read
+
+    def _prompt(self, messages: list[BaseMessage]) -> list[BaseMessage]:
+        return [SystemMessage(content=self.system_prompt), *messages] if self.system_prompt else list(messages)
+
+    def _reply(self, reply: AIMessage) -> ResponderReply:
+        kept, parsed = self.read(reply)
+        return ResponderReply(message=kept, parsed=parsed, usage=usage_of(reply))
+
+    @staticmethod
+    def _failed(error: Exception) -> ResponderReply:
+        return ResponderReply(message=None, parsed=None, error=f"the model call failed: {type(error).__name__}: {error}")
+
+    def respond(self, messages: list[BaseMessage]) -> ResponderReply:
+        try:
+            reply = self.runnable.invoke(self._prompt(messages))
+        except Exception as e:  # noqa: BLE001 - a failed call is a typed stop, not a crash
+            return self._failed(e)
+        return self._reply(reply)
+
+    async def arespond(self, messages: list[BaseMessage]) -> ResponderReply:
+        try:
+            reply = await self.runnable.ainvoke(self._prompt(messages))
+        except Exception as e:  # noqa: BLE001 - a failed call is a typed stop, not a crash
+            return self._failed(e)
+        return self._reply(reply)

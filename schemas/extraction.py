@@ -1,0 +1,40 @@
+"""Attempts and results of the structured-output reflection agent, and the seed's example models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from schemas.reflexion import StopReason, TokenUsage
+
+
+class ExtractionAttempt(BaseModel):
+    """One extraction: what the model returned and, if it did not validate, why."""
+
+    attempt: int
+    output: str = Field(description="The model's output as text (tool-call arguments as JSON).")
+    error: str | None = None
+
+
+class ExtractionResult(BaseModel):
+    """The validated instance, or a failure that carries every attempt and its error."""
+
+    value: Any = Field(default=None, description="An instance of the output schema, or None if none validated.")
+    ok: bool
+    stop_reason: StopReason | None
+    attempts: list[ExtractionAttempt] = Field(default_factory=list)
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    error: str | None = None
+
+
+class Car(BaseModel):
+    brand: str
+    model: str
+    power: int
+
+
+class CarCollection(BaseModel):
+    """The seed's example: every car mentioned in a passage."""
+
+    cars: list[Car]
