@@ -113,8 +113,8 @@ class ReflexionAgent(ABC):
     def _log_step_message(self, step: int, node: str, output: BaseMessage | None) -> None:
         logger.info("step %d, %s: %s", step, node, getattr(output, "content", output))
 
-    def _log_final_result(self, output: ReflexionAgentResult) -> None:
-        logger.info("final (%s): %s", output.stop_reason, output.answer)
+    def _log_final_result(self, output: Any) -> None:
+        logger.info("final (%s): %s", output.stop_reason, getattr(output, "answer", getattr(output, "value", None)))
 
     def _parse_final_result(self, output: ReflexionState) -> ReflexionAgentResult:
         """The result of a finished run, read from typed state (never from message text)."""

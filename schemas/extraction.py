@@ -38,3 +38,12 @@ class CarCollection(BaseModel):
     """The seed's example: every car mentioned in a passage."""
 
     cars: list[Car]
+
+
+class RawExtraction(BaseModel):
+    """One extraction reply as the model gave it, before validation (the validate step judges it)."""
+
+    output: str = Field(description="The reply as text: the text itself, or the tool call's arguments as JSON.")
+    data: dict[str, Any] | None = Field(default=None, description="The tool call's arguments, if the reply was one.")
+    call_id: str | None = None
+    error: str | None = Field(default=None, description="Why the reply cannot be validated at all (bad JSON arguments).")

@@ -1,0 +1,151 @@
+"""`ReActAgent`: reason, call a tool, observe, until `finish`; tools are plain Python functions.
+
+    agent = ReActAgent(tools=[multiply, add, divide], max_steps=6, add_llm_as_fallback=True)
+    agent.call("What is 465 times 321, then add 95297, then divide by 13.2?")   # the answer
+    agent.execute(...)                                                        # answer, steps, stop reason
+
+Models with native tool calling get the tools bound (one call per step is
+required); other models write `{"thought": ..., "action": "fn(a=1)"}`, parsed
+without `eval`. On the engine: `draft` and `revise` are the model's turns,
+`execute_tool` runs the call, and the run stops on `finish` or at `max_steps`
+with the best answer so far. Subclass and override any hook to change a step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from pydantic import BaseModel
+
+from graphs.reflexion_agent import ReflexionAgent, StepCallback
+from nodes.models.resolve import chat_model_from_env
+from nodes.prompts.react_tools import DEFAULT_EXAMPLES, REACT_SYSTEM_TEMPLATE, check_template, react_system_prompt
+from nodes.react.action_responder import ActionResponder
+from nodes.react.function_step import run_function_action
+from nodes.react.results import react_result
+from nodes.react.tool_protocol import read_tool_reply
+from nodes.reflexion.responder import usage_of
+from nodes.reflexion.steps import outcomes_of
+from nodes.tools.call_expression import FunctionExpression
+from nodes.tools.functions import FINISH, LLM_FALLBACK, LLM_FALLBACK_DESCRIPTION, FunctionTool, finish, function_tools
+from schemas.errors import ConfigurationError
+from schemas.react import ReActAction, ReActResult
+from schemas.reflexion import ReflexionState, StopReason, TokenUsage, ToolRun
+
+DEFAULT_REACT_MAX_STEPS = 6
+
+
+def llm_tool(input: str) -> str:  # noqa: A002 - the parameter name the model sees
+    """Placeholder whose signature is the fallback tool's schema; the agent answers it with its model."""
+    raise NotImplementedError
+
+
+class ReActAgent(ReflexionAgent):
+    """Tool-calling ReAct with a built-in `finish` tool and an optional LLM-fallback tool."""
+
+    skip_repeated_actions = False  # calling a tool twice with the same arguments is the model's choice
+
+    def __init__(
+        self,
+        tools: Sequence[Callable[..., Any] | FunctionTool] = (),
+        conversation_factory: Callable[[], Any] | None = None,
+        max_steps: int = DEFAULT_REACT_MAX_STEPS,
+        *,
+        add_llm_as_fallback: bool = False,
+        template: str = REACT_SYSTEM_TEMPLATE,
+        examples: Sequence[FunctionExpression] | None = None,
+        native_tool_calls: bool | None = None,
+        checkpointer: Any = None,
+    ) -> None:
+        super().__init__(conversation_factory or chat_model_from_env, max_steps, checkpointer=checkpointer)
+        offered: list[Callable[..., Any] | FunctionTool] = list(tools)
+        if add_llm_as_fallback:
+            offered.append(FunctionTool(llm_tool, name=LLM_FALLBACK, description=LLM_FALLBACK_DESCRIPTION))
+        offered.append(FunctionTool(finish))
+        self.tools = function_tools(offered)  # a user tool named `finish` or `llm_tool` is refused here
+        self.add_llm_as_fallback = add_llm_as_fallback
+        self.template = check_template(template)
+        self.examples = [*(examples or []), *DEFAULT_EXAMPLES]
+        self.native_tool_calls = native_tool_calls
+        self._responder: ActionResponder | None = None
+
+    # -- the model's turn ------------------------------------------------------
+
+    def _bound_model(self) -> tuple[Any, bool]:
+        """(runnable, native): the model with the tools bound, or the bare model for the text format."""
+        if self.native_tool_calls is not False:
+            try:
+                return self.chat.bind_tools([t.tool for t in self.tools.values()], tool_choice="any"), True
+            except NotImplementedError:
+                if self.native_tool_calls:
+                    raise ConfigurationError(f"{type(self.chat).__name__} has no native tool calling; use native_tool_calls=None") from None
+        return self.chat, False
+
+    def _planner(self) -> ActionResponder:
+        if self._responder is None:
+            runnable, native = self._bound_model()
+            system = react_system_prompt(self.template, list(self.tools.values()), self.examples, native=native)
+            self._responder = ActionResponder(runnable, system, read_tool_reply)
+        return self._responder
+
+    def _create_initial_responder(self, prompt: str | None = None) -> ActionResponder:
+        return self._planner()
+
+    def _create_revise_responder(self, prompt: str | None = None) -> ActionResponder:
+        return self._planner()
+
+    @property
+    def system_prompt(self) -> str:
+        """The planner's system prompt, as the model receives it."""
+        return self._planner().system_prompt
+
+    # -- the tool step ---------------------------------------------------------
+
+    def _tool_function(self, state):  # the seed's hook; this agent runs `_run_tool` instead
+        raise NotImplementedError("ReActAgent runs its actions through _run_tool")
+
+    def _ask_llm(self, args: dict[str, Any]) -> tuple[str, TokenUsage]:
+        """The LLM-fallback tool: the same model answers a sub-question from its own knowledge."""
+        reply = self.chat.invoke([HumanMessage(content=str(args["input"]))])
+        return reply.text, usage_of(reply)
+
+    def _run_tool(self, state: ReflexionState) -> ToolRun:
+        special = {LLM_FALLBACK: self._ask_llm} if self.add_llm_as_fallback else {}
+        return run_function_action(self.tools, ReActAction.model_validate(state["parsed_action"]), special)
+
+    # -- stop rules and result -------------------------------------------------
+
+    def _action_of(self, parsed: BaseModel) -> str:
+        return parsed.action  # type: ignore[attr-defined]
+
+    def _score_from_revision(self, parsed: BaseModel) -> float | None:
+        return None
+
+    def _stop_after_tool(self, state: ReflexionState) -> StopReason | None:
+        last = outcomes_of(state)[-1]
+        if last.detail.get("tool") == FINISH and last.error is None:
+            return "finished"
+        return "max_steps" if state.get("steps", 0) >= self._max_steps(state) else None
+
+    def _stop_reason(self, state: ReflexionState) -> StopReason | None:
+        return None  # all stop rules run right after the tool step
+
+    def _parse_final_result(self, output: ReflexionState) -> ReActResult:
+        return react_result(output)
+
+    def execute(  # type: ignore[override]
+        self, question: str, *, thread_id: str | None = None, on_step: StepCallback | None = None
+    ) -> ReActResult:
+        """Answer `question` with the tools; in a checkpointed thread, earlier turns stay in the memory."""
+        return self._run(self._inputs(question, None), thread_id, on_step)
+
+    async def aexecute(  # type: ignore[override]
+        self, question: str, *, thread_id: str | None = None, on_step: StepCallback | None = None
+    ) -> ReActResult:
+        return await self._arun(self._inputs(question, None), thread_id, on_step)
+
+    def call(self, query: str, **kwargs: Any) -> str | None:
+        """The answer alone, as LightRAG's `ReActAgent.call` returns it."""
+        return self.execute(query, **kwargs).answer

@@ -1,0 +1,129 @@
+"""`StructuredOutputReflectionAgent`: extract a pydantic model from a passage, validate, reflect, retry.
+
+    agent = StructuredOutputReflectionAgent(CarCollection, max_retries=3)
+    result = agent.extract("I own two cars: a Fiat Panda with 45Hp and a Honda Civic with 330Hp.")
+    result.value      # a validated CarCollection, or None
+    result.attempts   # every output and its error
+
+On the engine: `draft` extracts, `execute_tool` validates, `revise` extracts again
+with the wrong output and its error in the memory; the run stops as soon as an
+output validates, or after `max_retries` retries (so at most `max_retries + 1`
+extractions; a run with `max_retries=0` makes exactly one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from pydantic import BaseModel
+
+from graphs.reflexion_agent import ReflexionAgent, StepCallback
+from nodes.extraction.validation import read_extraction_reply, run_validation
+from nodes.models.resolve import chat_model_from_env
+from nodes.prompts.extraction import EXTRACTION_SYSTEM_PROMPT, extraction_prompt
+from nodes.react.action_responder import ActionResponder
+from nodes.reflexion.steps import outcomes_of, usage_of_state
+from nodes.reflexion.stop_rules import MAX_STEPS_LIMIT
+from schemas.errors import ConfigurationError
+from schemas.extraction import ExtractionAttempt, ExtractionResult, RawExtraction
+from schemas.reflexion import ReflexionState, StopReason, ToolRun
+
+DEFAULT_MAX_RETRIES = 3
+
+
+class StructuredOutputReflectionAgent(ReflexionAgent):
+    """Validated structured output from tool-calling and plain-text models alike."""
+
+    skip_repeated_actions = False  # a repeated wrong output is validated (and answered) again
+
+    def __init__(
+        self,
+        output_schema: type[BaseModel],
+        conversation_factory: Callable[[], Any] | None = None,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        *,
+        tool_calling: bool | None = None,
+        checkpointer: Any = None,
+    ) -> None:
+        if not (isinstance(output_schema, type) and issubclass(output_schema, BaseModel)):
+            raise ConfigurationError(f"output_schema must be a pydantic model class, got {output_schema!r}")
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or not 0 <= max_retries < MAX_STEPS_LIMIT:
+            raise ConfigurationError(f"max_retries must be an integer from 0 to {MAX_STEPS_LIMIT - 1}, got {max_retries!r}")
+        super().__init__(conversation_factory or chat_model_from_env, max_retries + 1, checkpointer=checkpointer)
+        self.output_schema = output_schema
+        self.max_retries = max_retries
+        self.tool_calling = tool_calling
+        self._extractor: ActionResponder | None = None
+
+    def _responder(self) -> ActionResponder:
+        if self._extractor is None:
+            runnable = self.chat
+            if self.tool_calling is not False:
+                try:
+                    runnable = self.chat.bind_tools([self.output_schema], tool_choice=self.output_schema.__name__)
+                except NotImplementedError:  # a plain-text model: the JSON is read from its text
+                    if self.tool_calling:
+                        raise ConfigurationError(f"{type(self.chat).__name__} has no tool calling; use tool_calling=None") from None
+            self._extractor = ActionResponder(runnable, EXTRACTION_SYSTEM_PROMPT, read_extraction_reply)
+        return self._extractor
+
+    def _create_initial_responder(self, prompt: str | None = None) -> ActionResponder:
+        return self._responder()
+
+    def _create_revise_responder(self, prompt: str | None = None) -> ActionResponder:
+        return self._responder()
+
+    def _tool_function(self, state):  # the seed's hook; this agent validates through `_run_tool`
+        raise NotImplementedError("StructuredOutputReflectionAgent validates through _run_tool")
+
+    def _question_message(self, question: str) -> HumanMessage:
+        return HumanMessage(content=extraction_prompt(question, self.output_schema))
+
+    def _action_of(self, parsed: BaseModel) -> str:
+        return parsed.output  # type: ignore[attr-defined]
+
+    def _score_from_revision(self, parsed: BaseModel) -> float | None:
+        return None
+
+    def _run_tool(self, state: ReflexionState) -> ToolRun:
+        return run_validation(self.output_schema, RawExtraction.model_validate(state["parsed_action"]))
+
+    def _stop_after_tool(self, state: ReflexionState) -> StopReason | None:
+        if outcomes_of(state)[-1].error is None:
+            return "validated"
+        return "max_steps" if state.get("steps", 0) >= self._max_steps(state) else None
+
+    def _stop_reason(self, state: ReflexionState) -> StopReason | None:
+        return None  # all stop rules run right after validation
+
+    def _parse_final_result(self, output: ReflexionState) -> ExtractionResult:
+        outcomes = outcomes_of(output)
+        attempts = [ExtractionAttempt(attempt=o.step, output=o.action, error=o.error) for o in outcomes]
+        validated = outcomes[-1] if outcomes and output.get("stop_reason") == "validated" else None
+        error = output.get("error")
+        if validated is None and error is None:
+            error = f"no output fitted {self.output_schema.__name__} in {len(attempts)} attempts"
+            if attempts:
+                error += f"; the last error: {attempts[-1].error}"
+        return ExtractionResult(
+            value=self.output_schema.model_validate(validated.detail["value"]) if validated else None,
+            ok=validated is not None,
+            stop_reason=output.get("stop_reason"),
+            attempts=attempts,
+            usage=usage_of_state(output),
+            error=None if validated else error,
+        )
+
+    def extract(self, passage: str, *, thread_id: str | None = None, on_step: StepCallback | None = None) -> ExtractionResult:
+        """Extract `output_schema` from `passage`; the result says whether it validated, and why not."""
+        return self._run(self._inputs(passage, None), thread_id, on_step)
+
+    async def aextract(
+        self, passage: str, *, thread_id: str | None = None, on_step: StepCallback | None = None
+    ) -> ExtractionResult:
+        return await self._arun(self._inputs(passage, None), thread_id, on_step)
+
+    execute = extract  # type: ignore[assignment]
+    aexecute = aextract  # type: ignore[assignment]

@@ -1,0 +1,1 @@
+"""Structured-output reflection: read an extraction reply, validate it, feed the error back."""
