@@ -181,13 +181,37 @@ class ReflexionAgent(ABC):
                 update["messages"].append(stopped)
         return update
 
+    def _new_question(self, state: ReflexionState) -> dict[str, Any]:
+        """A run started with messages only (LangGraph server, Studio, `graph.invoke`) asks the last
+        user message: it becomes the run's question, rewritten as `_question_message` makes it."""
+        messages = state.get("messages") or []
+        last = messages[-1] if messages else None
+        if not isinstance(last, HumanMessage):
+            return {}
+        if last.content == self._question_message(state.get("question") or "").content:
+            return {}  # `execute` already shaped it
+        question = last.text.strip()
+        message = self._question_message(question)
+        message.id = last.id  # replaces the raw message in the memory
+        return {"question": question, "messages": [message], "max_steps": None}
+
+    def _drafted(self, asked: dict[str, Any], reply: ResponderReply) -> dict[str, Any]:
+        update = draft_update(reply, self._action_of)
+        if asked:
+            update = {**asked, **update, "messages": [*asked["messages"], *update.get("messages", [])]}
+        return update
+
     def _draft_node(self, state: ReflexionState) -> dict[str, Any]:
-        return draft_update(self._create_initial_responder(state.get("prompt")).respond(state["messages"]), self._action_of)
+        asked = self._new_question(state)
+        state = {**state, **asked, "messages": [*state["messages"][: -1 if asked else None], *asked.get("messages", [])]}
+        return self._drafted(asked, self._create_initial_responder(state.get("prompt")).respond(state["messages"]))
 
     async def _adraft_node(self, state: ReflexionState) -> dict[str, Any]:
+        asked = self._new_question(state)
+        state = {**state, **asked, "messages": [*state["messages"][: -1 if asked else None], *asked.get("messages", [])]}
         # Building a responder may read the schema from the database: keep it off the event loop.
         responder = await asyncio.to_thread(self._create_initial_responder, state.get("prompt"))
-        return draft_update(await responder.arespond(state["messages"]), self._action_of)
+        return self._drafted(asked, await responder.arespond(state["messages"]))
 
     def _revise_node(self, state: ReflexionState) -> dict[str, Any]:
         return self._revised(state, self._create_revise_responder(state.get("prompt")).respond(state["messages"]))

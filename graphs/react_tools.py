@@ -1,0 +1,7 @@
+"""The tool-calling ReAct agent with the arithmetic example tools and the LLM fallback, for `langgraph.json`."""
+
+from graphs.react_agent import ReActAgent
+from nodes.tools.arithmetic import ARITHMETIC_TOOLS
+
+agent = ReActAgent(ARITHMETIC_TOOLS, add_llm_as_fallback=True)
+graph = agent.graph
