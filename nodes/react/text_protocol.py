@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage
 from schemas.react import ReActAction
 
 TEXT_TOOLS = ("search", "lookup", "finish")
-_ACTION = re.compile(r"<(search|lookup|finish)>(.*?)(?:</\1>|(?=<(?:search|lookup|finish)>)|$)", re.DOTALL | re.IGNORECASE)
+_ACTION = re.compile(r"<(search|lookup|finish)>(.*?)(</\1>|(?=<(?:search|lookup|finish)>)|$)", re.DOTALL | re.IGNORECASE)
 _HEADER = re.compile(r"^\s*(?:Thought|Action)\s*\d*\s*:?\s*$", re.IGNORECASE | re.MULTILINE)
 
 
@@ -30,7 +30,10 @@ def parse_text_action(text: str) -> tuple[str, ReActAction]:
     if match is None:
         kept = text.strip()
         return kept, ReActAction(thought=_thought(kept), error="the reply has no <search>, <lookup> or <finish> action")
-    tool, argument = match.group(1).lower(), " ".join(match.group(2).split())
+    argument = match.group(2)
+    if not match.group(3):  # cut by a stop sequence (or never closed): the argument is one line
+        argument = argument.lstrip().split("\n", 1)[0]
+    tool, argument = match.group(1).lower(), " ".join(argument.split())
     kept = f"{text[: match.start()].rstrip()}\n<{tool}>{argument}</{tool}>".lstrip()
     action = f"<{tool}>{argument}</{tool}>"
     thought = _thought(text[: match.start()])

@@ -103,8 +103,9 @@ class MediaWikiAPI:
         if "disambiguation" in (found.get("pageprops") or {}):
             raise AmbiguousPageError(found["title"])
         page = WikiPage(title=found["title"], url=found.get("fullurl", ""), content=found.get("extract") or "")
-        self._cache[key] = page
-        if len(self._cache) > self._cache_size:
+        for name in {key, normalise_title(page.title)}:  # a redirect's target is cached under both titles
+            self._cache[name] = page
+        while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
         return page
 
