@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_langgraph_json_points_at_a_compiled_graph_that_imports_without_a_model_or_database(monkeypatch):
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    config = json.loads((ROOT / "langgraph.json").read_text())
-    path, _, attribute = config["graphs"]["kg_reflexion"].partition(":")
-    assert (ROOT / path).exists()
-    from graphs import kg_reflexion
+def registered_graphs() -> dict[str, str]:
+    return json.loads((ROOT / "langgraph.json").read_text())["graphs"]
 
-    graph = getattr(kg_reflexion, attribute)
+
+def test_every_agent_is_registered_on_the_same_engine():
+    assert set(registered_graphs()) == {"kg_reflexion", "react_wikipedia", "react_tools", "structured_output"}
+
+
+@pytest.mark.parametrize("name", sorted(registered_graphs()))
+def test_langgraph_json_points_at_a_compiled_graph_that_imports_without_a_model_or_database(monkeypatch, name):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    path, _, attribute = registered_graphs()[name].partition(":")
+    assert (ROOT / path).exists()
+    module = importlib.import_module(path.removeprefix("./").removesuffix(".py").replace("/", "."))
+    graph = getattr(module, attribute)
     assert set(graph.get_graph().nodes) == {"__start__", "draft", "execute_tool", "revise", "__end__"}
 
 
