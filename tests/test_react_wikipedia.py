@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from langchain_core.messages import SystemMessage
-from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs.wikipedia_react_agent import WikipediaReActAgent
