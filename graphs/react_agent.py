@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.messages import HumanMessage
-from pydantic import BaseModel
 
-from graphs.reflexion_agent import ReflexionAgent, StepCallback
+from graphs.action_loop_agent import ActionLoopAgent
+from graphs.reflexion_agent import StepCallback
 from nodes.models.resolve import chat_model_from_env
 from nodes.prompts.react_tools import DEFAULT_EXAMPLES, REACT_SYSTEM_TEMPLATE, check_template, react_system_prompt
 from nodes.react.action_responder import ActionResponder
@@ -27,12 +27,11 @@ from nodes.react.function_step import run_function_action
 from nodes.react.results import react_result
 from nodes.react.tool_protocol import read_tool_reply
 from nodes.reflexion.responder import usage_of
-from nodes.reflexion.steps import outcomes_of
 from nodes.tools.call_expression import FunctionExpression
 from nodes.tools.functions import FINISH, LLM_FALLBACK, LLM_FALLBACK_DESCRIPTION, FunctionTool, finish, function_tools
 from schemas.errors import ConfigurationError
 from schemas.react import ReActAction, ReActResult
-from schemas.reflexion import ReflexionState, StopReason, TokenUsage, ToolRun
+from schemas.reflexion import ReflexionState, StopReason, TokenUsage, ToolOutcome, ToolRun
 
 DEFAULT_REACT_MAX_STEPS = 6
 
@@ -42,10 +41,8 @@ def llm_tool(input: str) -> str:  # noqa: A002 - the parameter name the model se
     raise NotImplementedError
 
 
-class ReActAgent(ReflexionAgent):
+class ReActAgent(ActionLoopAgent):
     """Tool-calling ReAct with a built-in `finish` tool and an optional LLM-fallback tool."""
-
-    skip_repeated_actions = False  # calling a tool twice with the same arguments is the model's choice
 
     def __init__(
         self,
@@ -83,28 +80,19 @@ class ReActAgent(ReflexionAgent):
                     raise ConfigurationError(f"{type(self.chat).__name__} has no native tool calling; use native_tool_calls=None") from None
         return self.chat, False
 
-    def _planner(self) -> ActionResponder:
+    def _turn_responder(self) -> ActionResponder:
         if self._responder is None:
             runnable, native = self._bound_model()
             system = react_system_prompt(self.template, list(self.tools.values()), self.examples, native=native)
             self._responder = ActionResponder(runnable, system, read_tool_reply)
         return self._responder
 
-    def _create_initial_responder(self, prompt: str | None = None) -> ActionResponder:
-        return self._planner()
-
-    def _create_revise_responder(self, prompt: str | None = None) -> ActionResponder:
-        return self._planner()
-
     @property
     def system_prompt(self) -> str:
         """The planner's system prompt, as the model receives it."""
-        return self._planner().system_prompt
+        return self._turn_responder().system_prompt
 
     # -- the tool step ---------------------------------------------------------
-
-    def _tool_function(self, state):  # the seed's hook; this agent runs `_run_tool` instead
-        raise NotImplementedError("ReActAgent runs its actions through _run_tool")
 
     def _ask_llm(self, args: dict[str, Any]) -> tuple[str, TokenUsage]:
         """The LLM-fallback tool: the same model answers a sub-question from its own knowledge."""
@@ -117,20 +105,8 @@ class ReActAgent(ReflexionAgent):
 
     # -- stop rules and result -------------------------------------------------
 
-    def _action_of(self, parsed: BaseModel) -> str:
-        return parsed.action  # type: ignore[attr-defined]
-
-    def _score_from_revision(self, parsed: BaseModel) -> float | None:
-        return None
-
-    def _stop_after_tool(self, state: ReflexionState) -> StopReason | None:
-        last = outcomes_of(state)[-1]
-        if last.detail.get("tool") == FINISH and last.error is None:
-            return "finished"
-        return "max_steps" if state.get("steps", 0) >= self._max_steps(state) else None
-
-    def _stop_reason(self, state: ReflexionState) -> StopReason | None:
-        return None  # all stop rules run right after the tool step
+    def _done(self, outcome: ToolOutcome) -> StopReason | None:
+        return "finished" if outcome.detail.get("tool") == FINISH and outcome.error is None else None
 
     def _parse_final_result(self, output: ReflexionState) -> ReActResult:
         return react_result(output)

@@ -19,7 +19,8 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
-from graphs.reflexion_agent import ReflexionAgent, StepCallback
+from graphs.action_loop_agent import ActionLoopAgent
+from graphs.reflexion_agent import StepCallback
 from nodes.extraction.validation import read_extraction_reply, run_validation
 from nodes.models.resolve import chat_model_from_env
 from nodes.prompts.extraction import EXTRACTION_SYSTEM_PROMPT, extraction_prompt
@@ -28,15 +29,13 @@ from nodes.reflexion.steps import outcomes_of, usage_of_state
 from nodes.reflexion.stop_rules import MAX_STEPS_LIMIT
 from schemas.errors import ConfigurationError
 from schemas.extraction import ExtractionAttempt, ExtractionResult, RawExtraction
-from schemas.reflexion import ReflexionState, StopReason, ToolRun
+from schemas.reflexion import ReflexionState, StopReason, ToolOutcome, ToolRun
 
 DEFAULT_MAX_RETRIES = 3
 
 
-class StructuredOutputReflectionAgent(ReflexionAgent):
+class StructuredOutputReflectionAgent(ActionLoopAgent):
     """Validated structured output from tool-calling and plain-text models alike."""
-
-    skip_repeated_actions = False  # a repeated wrong output is validated (and answered) again
 
     def __init__(
         self,
@@ -57,7 +56,7 @@ class StructuredOutputReflectionAgent(ReflexionAgent):
         self.tool_calling = tool_calling
         self._extractor: ActionResponder | None = None
 
-    def _responder(self) -> ActionResponder:
+    def _turn_responder(self) -> ActionResponder:
         if self._extractor is None:
             runnable = self.chat
             if self.tool_calling is not False:
@@ -69,34 +68,17 @@ class StructuredOutputReflectionAgent(ReflexionAgent):
             self._extractor = ActionResponder(runnable, EXTRACTION_SYSTEM_PROMPT, read_extraction_reply)
         return self._extractor
 
-    def _create_initial_responder(self, prompt: str | None = None) -> ActionResponder:
-        return self._responder()
-
-    def _create_revise_responder(self, prompt: str | None = None) -> ActionResponder:
-        return self._responder()
-
-    def _tool_function(self, state):  # the seed's hook; this agent validates through `_run_tool`
-        raise NotImplementedError("StructuredOutputReflectionAgent validates through _run_tool")
-
     def _question_message(self, question: str) -> HumanMessage:
         return HumanMessage(content=extraction_prompt(question, self.output_schema))
 
     def _action_of(self, parsed: BaseModel) -> str:
         return parsed.output  # type: ignore[attr-defined]
 
-    def _score_from_revision(self, parsed: BaseModel) -> float | None:
-        return None
-
     def _run_tool(self, state: ReflexionState) -> ToolRun:
         return run_validation(self.output_schema, RawExtraction.model_validate(state["parsed_action"]))
 
-    def _stop_after_tool(self, state: ReflexionState) -> StopReason | None:
-        if outcomes_of(state)[-1].error is None:
-            return "validated"
-        return "max_steps" if state.get("steps", 0) >= self._max_steps(state) else None
-
-    def _stop_reason(self, state: ReflexionState) -> StopReason | None:
-        return None  # all stop rules run right after validation
+    def _done(self, outcome: ToolOutcome) -> StopReason | None:
+        return "validated" if outcome.error is None else None
 
     def _parse_final_result(self, output: ReflexionState) -> ExtractionResult:
         outcomes = outcomes_of(output)

@@ -20,22 +20,21 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import HumanMessage
-from pydantic import BaseModel
 
-from graphs.reflexion_agent import ReflexionAgent, StepCallback
+from graphs.action_loop_agent import ActionLoopAgent
+from graphs.reflexion_agent import StepCallback
 from nodes.models.resolve import chat_model_from_env
 from nodes.prompts.react_text import REACT_PROMPT, STOP_SEQUENCES, question_text
 from nodes.react.action_responder import ActionResponder
 from nodes.react.results import react_result
 from nodes.react.text_protocol import read_text_reply
 from nodes.react.wikipedia_step import run_wikipedia_action
-from nodes.reflexion.steps import outcomes_of
 from nodes.tools.functions import FINISH
 from nodes.tools.wikipedia import WikipediaTools
 from nodes.tools.wikipedia_backends import WikipediaBackend
 from schemas.errors import ConfigurationError
 from schemas.react import ReActAction, ReActResult, WikipediaReActState
-from schemas.reflexion import StopReason, ToolRun
+from schemas.reflexion import StopReason, ToolOutcome, ToolRun
 
 DEFAULT_MAX_CALLS = 8  # the notebook's value, tuned in the ReAct paper
 MAX_CALLS_LIMIT = 50  # wider than the notebook's 8, for multi-hop questions on weaker models
@@ -69,11 +68,10 @@ def load_prompt(prompt: str | os.PathLike[str]) -> str:
     return text + "\n"
 
 
-class WikipediaReActAgent(ReflexionAgent):
+class WikipediaReActAgent(ActionLoopAgent):
     """Text-protocol ReAct with `search` / `lookup` / `finish` over Wikipedia (or a local corpus)."""
 
     state_schema = WikipediaReActState
-    skip_repeated_actions = False  # a repeated lookup means "the next match"
 
     def __init__(
         self,
@@ -96,46 +94,29 @@ class WikipediaReActAgent(ReflexionAgent):
     def max_calls(self) -> int:
         return self.max_steps
 
-    def _responder(self) -> ActionResponder:
+    def _turn_responder(self) -> ActionResponder:
         runnable = self.chat.bind(stop=STOP_SEQUENCES, **self.generation_kwargs)
         return ActionResponder(runnable, self.prompt, read_text_reply)
-
-    def _create_initial_responder(self, prompt: str | None = None) -> ActionResponder:
-        return self._responder()
-
-    def _create_revise_responder(self, prompt: str | None = None) -> ActionResponder:
-        return self._responder()
-
-    def _tool_function(self, state):  # the seed's hook; this agent runs `_run_tool` instead
-        raise NotImplementedError("WikipediaReActAgent runs its actions through _run_tool")
 
     def _question_message(self, question: str) -> HumanMessage:
         return HumanMessage(content=question_text(question))
 
-    def _action_of(self, parsed: BaseModel) -> str:
-        return parsed.action  # type: ignore[attr-defined]
-
-    def _score_from_revision(self, parsed: BaseModel) -> float | None:
-        return None  # ReAct does not score; it stops on finish or on the call limit
-
     def _run_tool(self, state: WikipediaReActState) -> ToolRun:
         return run_wikipedia_action(self.tools, ReActAction.model_validate(state["parsed_action"]), state)
 
-    def _stop_after_tool(self, state: WikipediaReActState) -> StopReason | None:
-        last = outcomes_of(state)[-1]
-        if last.detail.get("tool") == FINISH:
-            return "finished"
-        # Every step took one model call; another step would exceed the limit.
-        return "max_steps" if state.get("steps", 0) >= self._max_steps(state) else None
-
-    def _stop_reason(self, state: WikipediaReActState) -> StopReason | None:
-        return None  # all stop rules run right after the tool step
+    def _done(self, outcome: ToolOutcome) -> StopReason | None:
+        return "finished" if outcome.detail.get("tool") == FINISH else None
 
     def _recursion_limit(self, max_steps: int | None = None) -> int:
         return 2 * MAX_CALLS_LIMIT + 5  # any per-call max_calls fits
 
     def _parse_final_result(self, output: WikipediaReActState) -> ReActResult:
         return react_result(output)
+
+    def _question_inputs(self, question: str, max_calls: int | None) -> dict[str, Any]:
+        inputs = self._inputs(question, None)
+        inputs["max_steps"] = check_max_calls(max_calls) if max_calls is not None else None
+        return inputs
 
     def execute(  # type: ignore[override]
         self,
@@ -145,10 +126,8 @@ class WikipediaReActAgent(ReflexionAgent):
         thread_id: str | None = None,
         on_step: StepCallback | None = None,
     ) -> ReActResult:
-        """Answer `question`; in a checkpointed thread, earlier turns stay in the memory."""
-        inputs = self._inputs(question, None)
-        inputs["max_steps"] = check_max_calls(max_calls) if max_calls is not None else None
-        return self._run(inputs, thread_id, on_step)
+        """Answer `question` in at most `max_calls` model calls; in a checkpointed thread, earlier turns stay in the memory."""
+        return self._run(self._question_inputs(question, max_calls), thread_id, on_step)
 
     async def aexecute(  # type: ignore[override]
         self,
@@ -158,8 +137,6 @@ class WikipediaReActAgent(ReflexionAgent):
         thread_id: str | None = None,
         on_step: StepCallback | None = None,
     ) -> ReActResult:
-        inputs = self._inputs(question, None)
-        inputs["max_steps"] = check_max_calls(max_calls) if max_calls is not None else None
-        return await self._arun(inputs, thread_id, on_step)
+        return await self._arun(self._question_inputs(question, max_calls), thread_id, on_step)
 
     __call__ = execute  # the notebook's `agent(question)`
