@@ -207,3 +207,12 @@ def test_through_chat_openai_the_tools_are_bound_and_the_loop_solves_the_questio
     assert tool_names(stub.requests[0]) == ["multiply", "add", "divide", "finish"]
     assert stub.requests[0]["tool_choice"] == "required"
     assert stub.requests[0]["tools"][0]["function"]["parameters"]["properties"]["a"]["type"] == "integer"
+
+
+async def test_async_runs_match_sync_runs_and_report_each_step():
+    script = [tool_reply("multiply", {"a": 6, "b": 7}), tool_reply("finish", {"answer": "42"})]
+    agent, _ = make_agent(list(script))
+    seen: list[tuple[int, str]] = []
+    result = await agent.aexecute("What is 6 times 7?", on_step=lambda step, node, message, update: seen.append((step, node)))
+    assert result == make_agent(list(script))[0].execute("What is 6 times 7?")
+    assert seen == [(0, "draft"), (1, "execute_tool"), (1, "revise"), (2, "execute_tool")]
