@@ -3,7 +3,8 @@
 ReAct and the structured-output agent do not score results: each turn (draft,
 then every revise) proposes an action, `execute_tool` runs or checks it, and the
 stop rules run right there, before the model is called again, so a limit of N
-steps is exactly N model calls. A subclass supplies the turn's responder, the
+steps is exactly N model turns (a tool that calls the model itself, such as the
+ReAct LLM fallback, adds its own calls). A subclass supplies the turn's responder, the
 tool step, and which outcome ends the run.
 """
 

@@ -144,9 +144,16 @@ class ReflexionAgent(ABC):
         """Run the pending action. By default, the seed's `_tool_function` on the memory."""
         return run_from_message(state, self._tool_function(state["messages"]))
 
+    def _max_steps_ceiling(self) -> int:
+        """The highest step limit a run may ask for; the compiled graph's recursion limit fits it."""
+        return self.max_steps
+
     def _max_steps(self, state: ReflexionState) -> int:
-        """This run's step limit: the run's own (`max_steps` in the input), else the agent's."""
-        return state.get("max_steps") or self.max_steps
+        """This run's step limit: the run's own (`max_steps` in the input, at most the ceiling), else the agent's."""
+        asked = state.get("max_steps")
+        if isinstance(asked, int) and not isinstance(asked, bool) and asked >= 1:
+            return min(asked, self._max_steps_ceiling())
+        return self.max_steps
 
     def _stop_after_tool(self, state: ReflexionState) -> StopReason | None:
         """Stop rules checked as soon as the tool ran, before the model is called again.
@@ -193,7 +200,7 @@ class ReflexionAgent(ABC):
         question = last.text.strip()
         message = self._question_message(question)
         message.id = last.id  # replaces the raw message in the memory
-        return {"question": question, "messages": [message], "max_steps": None}
+        return {"question": question, "messages": [message]}
 
     def _drafted(self, asked: dict[str, Any], reply: ResponderReply) -> dict[str, Any]:
         update = draft_update(reply, self._action_of)
@@ -201,14 +208,26 @@ class ReflexionAgent(ABC):
             update = {**asked, **update, "messages": [*asked["messages"], *update.get("messages", [])]}
         return update
 
-    def _draft_node(self, state: ReflexionState) -> dict[str, Any]:
+    def _asked(self, state: ReflexionState) -> tuple[dict[str, Any], ReflexionState, dict[str, Any] | None]:
+        """(the question update, the state the draft sees, or the update that ends a run with no question)."""
         asked = self._new_question(state)
-        state = {**state, **asked, "messages": [*state["messages"][: -1 if asked else None], *asked.get("messages", [])]}
+        messages = state.get("messages") or []
+        state = {**state, **asked, "messages": [*messages[: -1 if asked else None], *asked.get("messages", [])]}  # type: ignore[typeddict-item]
+        if (state.get("question") or "").strip():
+            return asked, state, None
+        ended = self._drafted(asked, ResponderReply(message=None, parsed=None))
+        return asked, state, {**ended, "stop_reason": "invalid_input", "error": "the run has no question: send a non-empty user message"}
+
+    def _draft_node(self, state: ReflexionState) -> dict[str, Any]:
+        asked, state, ended = self._asked(state)
+        if ended is not None:
+            return ended
         return self._drafted(asked, self._create_initial_responder(state.get("prompt")).respond(state["messages"]))
 
     async def _adraft_node(self, state: ReflexionState) -> dict[str, Any]:
-        asked = self._new_question(state)
-        state = {**state, **asked, "messages": [*state["messages"][: -1 if asked else None], *asked.get("messages", [])]}
+        asked, state, ended = self._asked(state)
+        if ended is not None:
+            return ended
         # Building a responder may read the schema from the database: keep it off the event loop.
         responder = await asyncio.to_thread(self._create_initial_responder, state.get("prompt"))
         return self._drafted(asked, await responder.arespond(state["messages"]))
@@ -258,7 +277,8 @@ class ReflexionAgent(ABC):
         builder.add_conditional_edges("execute_tool", self._route_after_execute_tool)
         builder.add_conditional_edges("revise", self._should_continue)
         compiled = builder.compile(checkpointer=self.checkpointer, name=type(self).__name__)
-        # Any caller (execute, a notebook, LangGraph server) gets a recursion limit that fits max_steps.
+        # Any caller (execute, a notebook, LangGraph server) gets a recursion limit that fits any
+        # step limit a run may ask for.
         return compiled.with_config(recursion_limit=self._recursion_limit())
 
     @property
@@ -277,12 +297,12 @@ class ReflexionAgent(ABC):
         question = question.strip()
         return {"messages": [self._question_message(question)], "question": question, "prompt": prompt, "max_steps": None}
 
-    def _recursion_limit(self, max_steps: int | None = None) -> int:
+    def _recursion_limit(self) -> int:
         # Each step is execute_tool + revise; the draft and a margin come on top.
-        return 2 * (max_steps or self.max_steps) + 5
+        return 2 * self._max_steps_ceiling() + 5
 
-    def _config(self, thread_id: str | None, max_steps: int | None = None) -> dict[str, Any]:
-        config: dict[str, Any] = {"recursion_limit": self._recursion_limit(max_steps)}
+    def _config(self, thread_id: str | None) -> dict[str, Any]:
+        config: dict[str, Any] = {"recursion_limit": self._recursion_limit()}
         if self.checkpointer is not None:
             config["configurable"] = {"thread_id": thread_id or uuid.uuid4().hex}
         return config
@@ -304,7 +324,7 @@ class ReflexionAgent(ABC):
     def _run(self, inputs: dict[str, Any], thread_id: str | None, on_step: StepCallback | None) -> Any:
         """Stream one run of the graph from `inputs`, reporting each step; return the parsed result."""
         state = inputs
-        config = self._config(thread_id, inputs.get("max_steps"))
+        config = self._config(thread_id)
         for mode, chunk in self.graph.stream(inputs, config, stream_mode=["updates", "values"]):
             if mode == "values":
                 state = chunk
@@ -314,7 +334,7 @@ class ReflexionAgent(ABC):
 
     async def _arun(self, inputs: dict[str, Any], thread_id: str | None, on_step: StepCallback | None) -> Any:
         state = inputs
-        config = self._config(thread_id, inputs.get("max_steps"))
+        config = self._config(thread_id)
         async for mode, chunk in self.graph.astream(inputs, config, stream_mode=["updates", "values"]):
             if mode == "values":
                 state = chunk

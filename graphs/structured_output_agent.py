@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from graphs.action_loop_agent import ActionLoopAgent
 from graphs.reflexion_agent import StepCallback
-from nodes.extraction.validation import read_extraction_reply, run_validation
+from nodes.extraction.validation import read_extraction_reply, run_validation, validate_data
 from nodes.models.resolve import chat_model_from_env
 from nodes.prompts.extraction import EXTRACTION_SYSTEM_PROMPT, extraction_prompt
 from nodes.react.action_responder import ActionResponder
@@ -90,7 +90,7 @@ class StructuredOutputReflectionAgent(ActionLoopAgent):
             if attempts:
                 error += f"; the last error: {attempts[-1].error}"
         return ExtractionResult(
-            value=self.output_schema.model_validate(validated.detail["value"]) if validated else None,
+            value=validate_data(self.output_schema, validated.detail["data"])[0] if validated else None,
             ok=validated is not None,
             stop_reason=output.get("stop_reason"),
             attempts=attempts,

@@ -107,8 +107,8 @@ class WikipediaReActAgent(ActionLoopAgent):
     def _done(self, outcome: ToolOutcome) -> StopReason | None:
         return "finished" if outcome.detail.get("tool") == FINISH else None
 
-    def _recursion_limit(self, max_steps: int | None = None) -> int:
-        return 2 * MAX_CALLS_LIMIT + 5  # any per-call max_calls fits
+    def _max_steps_ceiling(self) -> int:
+        return MAX_CALLS_LIMIT  # `max_calls` may be set per call, above the agent's default
 
     def _parse_final_result(self, output: WikipediaReActState) -> ReActResult:
         return react_result(output)

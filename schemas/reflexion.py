@@ -21,6 +21,7 @@ StopReason = Literal[
     "tool_unavailable",  # the tool (database) could not be reached
     "finished",  # a ReAct agent ran its finish action
     "validated",  # the structured-output agent's last output passed validation
+    "invalid_input",  # the run had no question (an empty or missing user message)
 ]
 
 

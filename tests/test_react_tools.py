@@ -124,11 +124,16 @@ def test_the_step_limit_ends_with_the_best_answer_so_far():
 
 
 def test_only_the_first_of_several_calls_runs_and_the_model_is_told():
-    reply = tool_reply("multiply", {"a": 2, "b": 3})
-    reply.tool_calls.append({**tool_reply("add", {"a": 1, "b": 1}).tool_calls[0]})
-    agent, _ = make_agent([reply, tool_reply("finish", {"answer": "6"})])
+    def two_calls(first: str, args: dict) -> AIMessage:
+        reply = tool_reply(first, args)
+        reply.tool_calls.append(tool_reply("add", {"a": 1, "b": 1}).tool_calls[0])
+        return reply
+
+    agent, model = make_agent([two_calls("multiply", {"a": 2, "b": 3}), two_calls("finish", {"answer": "6"})])
     result = agent.execute("2*3?")
-    assert result.steps[0].observation == "6\n(Only the first tool call ran; call one tool at a time.)"
+    assert result.steps[0].observation == "6" and result.answer == "6"  # the note is not part of any result
+    assert model.calls[1][-1].content == "6\n(Only the first tool call ran; call one tool at a time.)"
+    assert [len(m.tool_calls) for m in model.calls[1] if isinstance(m, AIMessage)] == [1]
 
 
 def test_the_llm_fallback_answers_from_the_model_and_counts_its_calls():
@@ -168,11 +173,12 @@ def test_a_subclass_can_change_a_step():
     class Shouting(ReActAgent):
         def _run_tool(self, state):
             run = super()._run_tool(state)
-            run.message.content = str(run.message.content).upper()
+            run.message.content = f"{run.message.content} (checked twice)"
             return run
 
-    model = ScriptedChatModel(replies=[tool_reply("finish", {"answer": "quiet"})])
-    assert Shouting(ARITHMETIC_TOOLS, lambda: model).call("Say it.") == "quiet"
+    model = ScriptedChatModel(replies=[tool_reply("multiply", {"a": 6, "b": 7}), tool_reply("finish", {"answer": "42"})])
+    assert Shouting(ARITHMETIC_TOOLS, lambda: model).call("6*7?") == "42"
+    assert model.calls[1][-1].content == "42 (checked twice)"
 
 
 def test_a_thread_keeps_the_conversation_for_a_follow_up():
@@ -216,3 +222,12 @@ async def test_async_runs_match_sync_runs_and_report_each_step():
     result = await agent.aexecute("What is 6 times 7?", on_step=lambda step, node, message, update: seen.append((step, node)))
     assert result == make_agent(list(script))[0].execute("What is 6 times 7?")
     assert seen == [(0, "draft"), (1, "execute_tool"), (1, "revise"), (2, "execute_tool")]
+
+
+def test_a_deeply_nested_or_huge_action_is_refused_without_crashing_the_run():
+    nested = "multiply(a=" + "(" * 1500 + "1" + ")" * 1500 + ", b=2)"
+    agent, _ = make_agent([as_json("x", nested), as_json("y", "add(a=" + "-" * 500 + "1, b=2)"), as_json("z", "x" * 5000),
+                           as_json("done", "finish(answer='ok')")], model_class=TextOnlyModel)
+    result = agent.execute("Nest.")
+    assert result.answer == "ok" and all(step.error for step in result.steps[:3])
+    assert "a call is at most 4000" in result.steps[2].error

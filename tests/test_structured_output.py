@@ -113,3 +113,30 @@ def test_through_chat_openai_with_tool_calls(monkeypatch):
     assert result.ok and result.value == EXPECTED and len(result.attempts) == 2
     assert stub.requests[0]["tool_choice"]["function"]["name"] == "CarCollection"
     assert stub.requests[1]["messages"][-1]["role"] == "tool"
+
+
+def test_aliases_validators_and_strict_dates_survive_into_the_result():
+    import datetime
+
+    from pydantic import ConfigDict, Field, field_validator
+
+    class Actor(BaseModel):
+        model_config = ConfigDict(strict=True, populate_by_name=True)
+        name: str = Field(alias="fullName")
+        born: datetime.date
+        films: int
+
+        @field_validator("films")
+        @classmethod
+        def at_least_one(cls, value: int) -> int:
+            if value < 1:
+                raise ValueError("an actor has at least one film")
+            return value
+
+    model = ScriptedChatModel(replies=[
+        tool_reply("Actor", {"fullName": "Walker Scobell", "born": "2009-01-05", "films": 0}),
+        tool_reply("Actor", {"fullName": "Walker Scobell", "born": "2009-01-05", "films": 2}),
+    ])
+    result = StructuredOutputReflectionAgent(Actor, lambda: model).extract("Walker Scobell, born 2009-01-05, made 2 films.")
+    assert "films: Value error, an actor has at least one film" in result.attempts[0].error
+    assert result.value == Actor(fullName="Walker Scobell", born=datetime.date(2009, 1, 5), films=2)

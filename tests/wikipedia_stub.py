@@ -13,10 +13,11 @@ from nodes.tools.wikipedia_backends import AmbiguousPageError, LocalCorpus, Page
 
 
 class MediaWikiStub:
-    """`with MediaWikiStub(corpus) as stub:` serves `stub.api_url`; `delay` stalls replies, `status` fails them."""
+    """`with MediaWikiStub(corpus) as stub:` serves `stub.api_url`; `delay` stalls replies, `trickle`
+    sends the body a byte at a time with that pause between bytes, `status` fails them."""
 
-    def __init__(self, corpus: LocalCorpus, *, delay: float = 0.0, status: int = 200) -> None:
-        self.corpus, self.delay, self.status = corpus, delay, status
+    def __init__(self, corpus: LocalCorpus, *, delay: float = 0.0, trickle: float = 0.0, status: int = 200) -> None:
+        self.corpus, self.delay, self.trickle, self.status = corpus, delay, trickle, status
         self.requests: list[dict[str, str]] = []
         stub = self
 
@@ -33,7 +34,13 @@ class MediaWikiStub:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
-                self.wfile.write(payload)
+                if not stub.trickle:
+                    self.wfile.write(payload)
+                    return
+                for i in range(len(payload)):
+                    self.wfile.write(payload[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(stub.trickle)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.api_url = f"http://127.0.0.1:{self._server.server_address[1]}/w/api.php"

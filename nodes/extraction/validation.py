@@ -84,8 +84,13 @@ def validate_output(schema: type[BaseModel], raw: RawExtraction) -> tuple[BaseMo
         data, error = outer_json_object(raw.output)
         if data is None:
             return None, error
+    return validate_data(schema, data)
+
+
+def validate_data(schema: type[BaseModel], data: dict[str, Any]) -> tuple[BaseModel | None, str | None]:
+    """Validate decoded JSON with JSON semantics (strict models accept ISO dates, aliases apply)."""
     try:
-        return schema.model_validate(data), None
+        return schema.model_validate_json(json.dumps(data)), None
     except ValidationError as e:
         return None, f"the JSON does not fit the schema {schema.__name__}: {_summary(e)}"
 
@@ -96,7 +101,9 @@ def run_validation(schema: type[BaseModel], raw: RawExtraction) -> ToolRun:
     outcome = ToolOutcome(
         step=0, action=raw.output, executed=True, non_empty=value is not None,
         content="Valid." if value is not None else error or "", error=error,
-        detail={"value": value.model_dump(mode="json")} if value is not None else {},
+        # The JSON as the model gave it, not a dump of the instance: dumps lose aliases and
+        # re-run validators on their own output. The result validates this same data again.
+        detail={"data": raw.data if raw.data is not None else outer_json_object(raw.output)[0]} if value is not None else {},
     )
     if raw.call_id:
         text = "Valid." if value is not None else TOOL_REFLECTION_PROMPT.format(error=error, tool=schema.__name__)

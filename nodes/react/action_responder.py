@@ -30,7 +30,12 @@ class ActionResponder:
         return [SystemMessage(content=self.system_prompt), *messages] if self.system_prompt else list(messages)
 
     def _reply(self, reply: AIMessage) -> ResponderReply:
-        kept, parsed = self.read(reply)
+        try:
+            kept, parsed = self.read(reply)
+        except Exception as e:  # noqa: BLE001 - readers turn bad replies into actions; this is the last guard
+            return ResponderReply(
+                message=None, parsed=None, usage=usage_of(reply), error=f"the reply could not be read: {type(e).__name__}: {e}"
+            )
         return ResponderReply(message=kept, parsed=parsed, usage=usage_of(reply))
 
     @staticmethod

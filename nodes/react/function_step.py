@@ -62,15 +62,15 @@ def run_function_action(
             executed = True
     if not executed:
         observation = f"Error: {error}"
-    if action.note:
-        observation = f"{observation}\n({action.note})"
+    # A note (extra calls dropped) is for the model; it never becomes part of a result or an answer.
+    shown = f"{observation}\n({action.note})" if action.note else observation
     outcome = ToolOutcome(
         step=0, action=action.action, executed=executed, non_empty=executed and error is None and bool(observation),
         content=observation, error=error,
         detail={"thought": action.thought, "tool": action.tool, "args": args},
     )
     if action.call_id:
-        message: ToolMessage | HumanMessage = ToolMessage(content=observation, tool_call_id=action.call_id, name=action.tool)
+        message: ToolMessage | HumanMessage = ToolMessage(content=shown, tool_call_id=action.call_id, name=action.tool)
     else:
-        message = HumanMessage(content=f"Observation: {observation}")
+        message = HumanMessage(content=f"Observation: {shown}")
     return ToolRun(message, outcome, usage=usage)

@@ -16,6 +16,9 @@ from typing import Any
 from pydantic import BaseModel
 
 
+MAX_EXPRESSION_CHARS = 4000  # longer text is not a tool call; it would only cost parse time and memory
+
+
 class CallExpressionError(ValueError):
     """The action is not a call of one tool with literal arguments."""
 
@@ -23,29 +26,34 @@ class CallExpressionError(ValueError):
 def parse_call_expression(expression: str) -> tuple[str, list[Any], dict[str, Any]]:
     """(tool name, positional arguments, keyword arguments) of `name(arg, key=value)`."""
     text = expression.strip()
+    if len(text) > MAX_EXPRESSION_CHARS:
+        raise CallExpressionError(f"the action is {len(text)} characters long; a call is at most {MAX_EXPRESSION_CHARS}")
     try:
         tree = ast.parse(text, mode="eval")
+        call = tree.body
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+            raise CallExpressionError(f"`{text[:200]}` is not a call of a tool by name, such as `add(a=1, b=2)`")
+        args = [_literal(text, node) for node in call.args]
+        kwargs: dict[str, Any] = {}
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                raise CallExpressionError("`**` arguments are not allowed; name each argument")
+            kwargs[keyword.arg] = _literal(text, keyword.value)
     except SyntaxError as e:
-        raise CallExpressionError(f"`{text}` is not a valid call expression ({e.msg})") from e
-    call = tree.body
-    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
-        raise CallExpressionError(f"`{text}` is not a call of a tool by name, such as `add(a=1, b=2)`")
-    args = [_literal(node) for node in call.args]
-    kwargs: dict[str, Any] = {}
-    for keyword in call.keywords:
-        if keyword.arg is None:
-            raise CallExpressionError("`**` arguments are not allowed; name each argument")
-        kwargs[keyword.arg] = _literal(keyword.value)
+        raise CallExpressionError(f"`{text[:200]}` is not a valid call expression ({e.msg})") from e
+    except (RecursionError, MemoryError) as e:  # deeply nested input: refuse it, never crash the run
+        raise CallExpressionError("the action is nested too deeply to be a tool call") from e
     return call.func.id, args, kwargs
 
 
-def _literal(node: ast.expr) -> Any:
+def _literal(text: str, node: ast.expr) -> Any:
     if isinstance(node, ast.Starred):
         raise CallExpressionError("`*` arguments are not allowed; write each value")
     try:
         return ast.literal_eval(node)
     except (ValueError, SyntaxError, TypeError) as e:
-        raise CallExpressionError(f"the argument `{ast.unparse(node)}` is not a literal value (a number, string, list or dict)") from e
+        shown = (ast.get_source_segment(text, node) or "?")[:200]
+        raise CallExpressionError(f"the argument `{shown}` is not a literal value (a number, string, list or dict)") from e
 
 
 def _value(value: Any) -> str:

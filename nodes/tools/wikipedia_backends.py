@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,21 +68,34 @@ def normalise_title(title: str) -> str:
 
 
 class MediaWikiAPI:
-    """The live Wikipedia (or any MediaWiki) API; pages are cached, as a page is read again by lookups."""
+    """The live Wikipedia (or any MediaWiki) API; pages are cached, as a page is read again by lookups.
+
+    `timeout` bounds a whole request (connecting, waiting and reading), not only each wait, so a
+    server that trickles bytes cannot stall a step either. One client serves concurrent runs.
+    """
 
     def __init__(
         self, api_url: str = DEFAULT_API_URL, *, timeout: float = 10.0, user_agent: str = USER_AGENT, cache_size: int = 64
     ) -> None:
         self.api_url = api_url
+        self.timeout = timeout
         self._client = httpx.Client(timeout=timeout, headers={"User-Agent": user_agent}, follow_redirects=True)
         self._cache: OrderedDict[str, WikiPage] = OrderedDict()
         self._cache_size = cache_size
+        self._lock = threading.Lock()
 
     def _get(self, params: dict[str, Any]) -> dict[str, Any]:
+        deadline = time.monotonic() + self.timeout
+        query = {"action": "query", "format": "json", "formatversion": 2, **params}
         try:
-            response = self._client.get(self.api_url, params={"action": "query", "format": "json", "formatversion": 2, **params})
-            response.raise_for_status()
-            data = response.json()
+            with self._client.stream("GET", self.api_url, params=query) as response:
+                response.raise_for_status()
+                body = bytearray()
+                for chunk in response.iter_bytes():
+                    body += chunk
+                    if time.monotonic() > deadline:
+                        raise httpx.ReadTimeout(f"no complete reply within {self.timeout} s")
+            data = json.loads(body)
         except (httpx.HTTPError, ValueError) as e:
             raise WikipediaError(f"Wikipedia could not be reached: {type(e).__name__}: {e}") from e
         if "error" in data:
@@ -89,9 +104,11 @@ class MediaWikiAPI:
 
     def page(self, title: str) -> WikiPage:
         key = normalise_title(title)
-        if key in self._cache:
-            self._cache.move_to_end(key)
-            return self._cache[key]
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                return cached
         data = self._get({
             "prop": "extracts|info|pageprops", "explaintext": 1, "inprop": "url",
             "ppprop": "disambiguation", "redirects": 1, "titles": key,
@@ -103,10 +120,11 @@ class MediaWikiAPI:
         if "disambiguation" in (found.get("pageprops") or {}):
             raise AmbiguousPageError(found["title"])
         page = WikiPage(title=found["title"], url=found.get("fullurl", ""), content=found.get("extract") or "")
-        for name in {key, normalise_title(page.title)}:  # a redirect's target is cached under both titles
-            self._cache[name] = page
-        while len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+        with self._lock:
+            for name in {key, normalise_title(page.title)}:  # a redirect's target is cached under both titles
+                self._cache[name] = page
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
         return page
 
     def search(self, query: str, limit: int = 10) -> list[str]:
