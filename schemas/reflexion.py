@@ -74,7 +74,7 @@ class ReflexionState(TypedDict, total=False):
     prompt: str | None
     action: str | None  # the action the next execute_tool step will run
     parsed_action: dict[str, Any] | None  # the newest draft/revise reply, parsed (a step schema dump)
-    max_steps: int | None  # a per-run step limit, overriding the agent's
+    max_steps: int | None  # a per-run step limit: lowers the agent's, never above its ceiling
     steps: int  # execute_tool steps taken in this run
     outcomes: list[dict[str, Any]]  # one ToolOutcome per execute_tool step; revise scores the last
     last_score: float | None
