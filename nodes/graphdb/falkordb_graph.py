@@ -6,6 +6,8 @@ validation always goes through the client's `Graph.explain()`.
 
 from __future__ import annotations
 
+import copy
+
 import re
 import time
 from typing import Any
@@ -92,6 +94,13 @@ class FalkorDBGraph:
 
     def __repr__(self) -> str:
         return f"FalkorDBGraph(graph={self.graph_name!r}, host={self.host!r}, port={self.port})"
+
+    def sibling(self, graph: str) -> FalkorDBGraph:
+        """Another graph on the same server, over the same connection (close only the original)."""
+        other = copy.copy(self)
+        other.graph_name = graph
+        other._graph = self._client.select_graph(graph)
+        return other
 
     # -- errors ---------------------------------------------------------------
 

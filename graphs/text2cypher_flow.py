@@ -1,0 +1,237 @@
+"""`Text2CypherFlow`: the four text-to-Cypher flows as LangGraph graphs over the graph-database protocol.
+
+    flow = Text2CypherFlow("retry_evaluate")            # or "naive", "retry", "planner"
+    result = flow.ask("Which movies did Tom Hanks act in?")
+    result.answer, result.cypher, result.rows, result.stop_reason
+    for event in flow.stream("Who directed The Matrix?"):   # progress events, then the result
+        print(event)
+
+naive:          guardrail -> generate -> map_values -> execute -> summarize
+retry:          ... execute -(error)-> correct -> map_values -> execute ...
+retry_evaluate: ... execute -> evaluate -(poor rows)-> correct ...; a corrected query the
+                evaluator accepts is stored as a new few-shot example
+planner:        guardrail -> plan -> subquery x N (parallel, `Send`) -> check -> (next round) -> summarize
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Send
+
+from nodes.graphdb.connect import connect
+from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP, GraphDatabase
+from nodes.models.resolve import chat_model_from_env, resolve_chat_model
+from nodes.text2cypher import planner, steps
+from nodes.text2cypher.context import FlowContext, usage_total
+from nodes.text2cypher.fewshots import SEED_EXAMPLES, Embedder, FewShotStore
+from nodes.text2cypher.schema_pruning import DEFAULT_SCHEMA_CHARS
+from schemas.errors import ConfigurationError, DatabaseUnavailableError
+from schemas.text2cypher import Attempt, Flow, SubAnswer, Text2CypherResult, Text2CypherState, ValueMapping
+
+FLOWS: tuple[Flow, ...] = ("naive", "retry", "retry_evaluate", "planner")
+DEFAULT_MAX_LLM_CALLS = 12
+
+
+class Text2CypherFlow:
+    """One flow, its model, database and example store; `ask` answers a question with it."""
+
+    def __init__(
+        self,
+        flow: Flow = "retry_evaluate",
+        connection_args: dict[str, Any] | None = None,
+        conversation_factory: Callable[[], Any] | None = None,
+        *,
+        database: GraphDatabase | None = None,
+        fewshots: FewShotStore | bool = True,
+        seed_examples: str | Path | None = SEED_EXAMPLES,
+        embed: Embedder | None = None,
+        max_retries: int = 3,
+        max_llm_calls: int = DEFAULT_MAX_LLM_CALLS,
+        row_cap: int = DEFAULT_ROW_CAP,
+        query_timeout: float | None = DEFAULT_QUERY_TIMEOUT_S,
+        few_shot_k: int = 5,
+        schema_chars: int = DEFAULT_SCHEMA_CHARS,
+        learn: bool = True,
+        checkpointer: Any = None,
+    ) -> None:
+        if flow not in FLOWS:
+            raise ConfigurationError(f"unknown flow {flow!r}; choose one of {', '.join(FLOWS)}")
+        for name, value, low in (("max_retries", max_retries, 0), ("max_llm_calls", max_llm_calls, 1), ("row_cap", row_cap, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ConfigurationError(f"{name} must be an integer of at least {low}, got {value!r}")
+        self.flow: Flow = flow
+        self.connection_args = dict(connection_args or {})
+        self.conversation_factory = conversation_factory or chat_model_from_env
+        self._database, self._fewshots, self.seed_examples, self.embed = database, fewshots, seed_examples, embed
+        self.limits = {
+            "max_retries": max_retries, "max_llm_calls": max_llm_calls, "row_cap": row_cap, "query_timeout": query_timeout,
+            "few_shot_k": few_shot_k, "schema_chars": schema_chars, "learn": learn,
+        }
+        self.checkpointer = checkpointer
+        self._context: FlowContext | None = None
+        self._graph: CompiledStateGraph | None = None
+
+    # -- dependencies, made on first use so a graph compiles with no model or database --
+
+    @property
+    def context(self) -> FlowContext:
+        if self._context is None:
+            db = self._database if self._database is not None else connect(self.connection_args)
+            store = self._fewshots if isinstance(self._fewshots, FewShotStore) else None
+            if self._fewshots is True:
+                store = FewShotStore(db, embed=self.embed)
+                if self.seed_examples and store.count() == 0:
+                    store.seed_from_csv(self.seed_examples)
+            model = resolve_chat_model(self.conversation_factory())
+            self._context = FlowContext(model=model, db=db, flow=self.flow, store=store, **self.limits)  # type: ignore[arg-type]
+        return self._context
+
+    def _node(self, step: Callable[[Any, FlowContext], dict[str, Any]]) -> Callable[[Any], dict[str, Any]]:
+        def node(state: Any) -> dict[str, Any]:
+            try:
+                context = self.context
+            except DatabaseUnavailableError as e:  # a database that is down is a typed stop, not a crash
+                return {"stop_reason": "tool_unavailable", "error": str(e)}
+            return step(state, context)
+
+        node.__name__ = step.__name__
+        return node
+
+    # -- routers ---------------------------------------------------------------
+
+    @staticmethod
+    def _after_start(state: Text2CypherState) -> Literal["guardrail", "__end__"]:
+        return END if state.get("stop_reason") else "guardrail"
+
+
+    def _after_guardrail(self, state: Text2CypherState) -> Literal["generate", "plan", "__end__"]:
+        if state.get("stop_reason"):
+            return END
+        return "plan" if self.flow == "planner" else "generate"
+
+    @staticmethod
+    def _after_query_written(state: Text2CypherState) -> Literal["map_values", "summarize"]:
+        return "summarize" if state.get("stop_reason") else "map_values"
+
+    def _after_execute(self, state: Text2CypherState) -> Literal["correct", "evaluate", "summarize"]:
+        ctx = self.context
+        if state.get("stop_reason") or self.flow == "naive":
+            return "summarize"
+        if state.get("feedback"):  # the database's error
+            return "correct" if ctx.can_correct(state) else "summarize"
+        return "evaluate" if self.flow == "retry_evaluate" else "summarize"
+
+    def _after_evaluate(self, state: Text2CypherState) -> Literal["correct", "summarize"]:
+        if state.get("stop_reason") or state.get("evaluated_ok"):
+            return "summarize"
+        return "correct" if self.context.can_correct(state) else "summarize"
+
+    @staticmethod
+    def _fan_out(state: Text2CypherState) -> list[Send] | Literal["summarize"]:
+        """One parallel `subquery` branch per pending sub-question, or on to the summary."""
+        if state.get("stop_reason") or not state.get("pending"):
+            return "summarize"
+        return [Send("subquery", {"sub": q, "question": state["question"], "round": state.get("round", 1)}) for q in state["pending"]]
+
+    # -- graphs ----------------------------------------------------------------
+
+    def build_graph(self) -> CompiledStateGraph:
+        builder = StateGraph(Text2CypherState)
+        builder.add_node("start", lambda state: steps.start(state))  # needs neither model nor database
+        builder.add_node("guardrail", self._node(steps.guardrail))
+        builder.add_edge(START, "start")
+        builder.add_conditional_edges("start", self._after_start)
+        builder.add_conditional_edges("guardrail", self._after_guardrail, ["generate", "__end__"] if self.flow != "planner" else ["plan", "__end__"])
+        if self.flow == "planner":
+            builder.add_node("plan", self._node(planner.plan))
+            builder.add_node("subquery", self._node(planner.subquery))
+            builder.add_node("check", self._node(planner.check))
+            builder.add_node("summarize", self._node(planner.summarize_plan))
+            builder.add_conditional_edges("plan", self._fan_out, ["subquery", "summarize"])
+            builder.add_edge("subquery", "check")
+            builder.add_conditional_edges("check", self._fan_out, ["subquery", "summarize"])
+        else:
+            for name, step in (("generate", steps.generate), ("map_values", steps.map_values), ("execute", steps.execute), ("summarize", steps.summarize)):
+                builder.add_node(name, self._node(step))
+            builder.add_conditional_edges("generate", self._after_query_written)
+            builder.add_edge("map_values", "execute")
+            execute_targets = {"naive": ["summarize"], "retry": ["correct", "summarize"], "retry_evaluate": ["correct", "evaluate", "summarize"]}
+            builder.add_conditional_edges("execute", self._after_execute, execute_targets[self.flow])
+            if self.flow != "naive":
+                builder.add_node("correct", self._node(steps.correct))
+                builder.add_conditional_edges("correct", self._after_query_written)
+            if self.flow == "retry_evaluate":
+                builder.add_node("evaluate", self._node(steps.evaluate))
+                builder.add_conditional_edges("evaluate", self._after_evaluate)
+        builder.add_edge("summarize", END)
+        return builder.compile(checkpointer=self.checkpointer, name=f"text2cypher_{self.flow}")
+
+    @property
+    def graph(self) -> CompiledStateGraph:
+        if self._graph is None:
+            self._graph = self.build_graph()
+        return self._graph
+
+    # -- running ---------------------------------------------------------------
+
+    def _config(self, thread_id: str | None) -> dict[str, Any]:
+        config: dict[str, Any] = {"recursion_limit": 100}
+        if self.checkpointer is not None:
+            config["configurable"] = {"thread_id": thread_id or uuid.uuid4().hex}
+        return config
+
+    def result(self, state: dict[str, Any]) -> Text2CypherResult:
+        """The typed result of a finished run's state."""
+        attempts = [Attempt.model_validate(a) for a in state.get("attempts") or []]
+        subs = [SubAnswer.model_validate(s) for s in state.get("subanswers") or []]
+        chosen = steps.best_attempt(attempts or [s.attempt for s in subs])
+        return Text2CypherResult(
+            answer=state.get("answer"),
+            stop_reason=state.get("stop_reason"),
+            cypher=chosen.cypher if chosen else None,
+            columns=chosen.columns if chosen else [],
+            rows=chosen.rows if chosen else [],
+            truncated=chosen.truncated if chosen else False,
+            mappings=[ValueMapping.model_validate(m) for m in (chosen.mappings if chosen else [])],
+            attempts=attempts,
+            subanswers=subs,
+            suggestions=state.get("suggestions") or [],
+            learned=bool(state.get("learned")),
+            usage=usage_total(state),
+            error=state.get("error"),
+        )
+
+    def stream(self, question: str, *, thread_id: str | None = None) -> Iterator[dict[str, Any] | Text2CypherResult]:
+        """Each step's progress event (`{"label", "payload"}`) as it happens, then the result."""
+        state: dict[str, Any] = {}
+        for mode, chunk in self.graph.stream({"question": question}, self._config(thread_id), stream_mode=["custom", "values"]):
+            if mode == "custom":
+                yield chunk
+            else:
+                state = chunk
+        yield self.result(state)
+
+    def ask(self, question: str, *, thread_id: str | None = None, on_event: Callable[[dict[str, Any]], None] | None = None) -> Text2CypherResult:
+        """Answer `question`; `on_event` receives each progress event."""
+        for item in self.stream(question, thread_id=thread_id):
+            if isinstance(item, Text2CypherResult):
+                return item
+            if on_event is not None:
+                on_event(item)
+        raise AssertionError("the stream ended without a result")  # pragma: no cover - stream always ends with one
+
+    async def aask(self, question: str, *, thread_id: str | None = None) -> Text2CypherResult:
+        """`ask`, from async code: the graph runs its steps in worker threads."""
+        state = await self.graph.ainvoke({"question": question}, self._config(thread_id))
+        return self.result(state)
+
+    def close(self) -> None:
+        if self._context is not None and self._database is None:
+            self._context.db.close()
+            self._context = None

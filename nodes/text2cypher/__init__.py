@@ -1,0 +1,1 @@
+"""Text-to-Cypher flows: guardrail, few-shot retrieval, generation, value mapping, execution, evaluation."""

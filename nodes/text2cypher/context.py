@@ -1,0 +1,94 @@
+"""What every text-to-Cypher step needs: the model, the database, the example store, the limits,
+and a budget-aware way to ask the model for one structured reply."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
+from langgraph.config import get_stream_writer
+from pydantic import BaseModel
+
+from nodes.graphdb.protocol import GraphDatabase
+from nodes.reflexion.responder import Responder
+from nodes.text2cypher.fewshots import FewShotStore
+from nodes.text2cypher.value_mapping import ValueMapper
+from schemas.graphdb import GraphSchema
+from schemas.reflexion import TokenUsage
+from schemas.text2cypher import Flow
+
+T = TypeVar("T", bound=BaseModel)
+
+
+@dataclass
+class FlowContext:
+    """The flow's dependencies and limits; one per flow object, shared by its runs."""
+
+    model: BaseChatModel
+    db: GraphDatabase
+    flow: Flow
+    store: FewShotStore | None = None
+    max_retries: int = 3
+    max_llm_calls: int = 12
+    row_cap: int = 100
+    query_timeout: float | None = 10.0
+    few_shot_k: int = 5
+    schema_chars: int = 6000
+    learn: bool = True
+    mapper: ValueMapper = field(init=False)
+    _schema: GraphSchema | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.mapper = ValueMapper(self.db)
+
+    @property
+    def corrections_allowed(self) -> int:
+        """The naive flow never corrects; the others up to `max_retries` times."""
+        return 0 if self.flow == "naive" else self.max_retries
+
+    def can_correct(self, state: Mapping[str, Any]) -> bool:
+        """Another correction is allowed, and the budget keeps a call for it and one for the summary."""
+        return state.get("corrections", 0) < self.corrections_allowed and calls_left(self, state) >= 2
+
+    def schema(self) -> GraphSchema:
+        """The live schema, read once (it is sampled, never scanned)."""
+        if self._schema is None:
+            self._schema = self.db.schema()
+        return self._schema
+
+
+def usage_total(state: Mapping[str, Any]) -> TokenUsage:
+    """Calls made on the main line plus those of every planner sub-question."""
+    total = TokenUsage.model_validate(state.get("usage") or {})
+    for sub in state.get("subanswers") or []:
+        total = total + TokenUsage.model_validate(sub.get("usage") or {})
+    return total
+
+
+def calls_left(ctx: FlowContext, state: Mapping[str, Any]) -> int:
+    return ctx.max_llm_calls - usage_total(state).llm_calls
+
+
+def emit(label: str, **payload: Any) -> None:
+    """A progress event on LangGraph's custom stream (`stream_mode="custom"`), for UIs."""
+    try:
+        writer = get_stream_writer()
+    except RuntimeError:  # called outside a graph run (a unit test of a step)
+        return
+    writer({"label": label, "payload": payload})
+
+
+def main_usage(state: Mapping[str, Any]) -> TokenUsage:
+    return TokenUsage.model_validate(state.get("usage") or {})
+
+
+def ask(ctx: FlowContext, schema: type[T], system: str, user: str, *, spent: TokenUsage, left: int) -> tuple[T | None, TokenUsage, str | None]:
+    """(parsed reply, `spent` plus this call, error). No call when `left` is 0 ("budget");
+    a malformed reply is retried once, only if the budget allows it."""
+    if left <= 0:
+        return None, spent, "budget"
+    reply = Responder(ctx.model, schema, system, max_retries=1 if left > 1 else 0).respond([HumanMessage(content=user)])
+    return reply.parsed, spent + reply.usage, reply.error  # type: ignore[return-value]

@@ -1,0 +1,231 @@
+"""The steps of the naive, retry and retry + evaluate flows, as functions of (state, context).
+
+Each step emits a progress event and returns a state update. Model calls go
+through `ask`, which respects the budget; database errors meant for the model
+become feedback for the correction step, and a database that is down ends the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from nodes.prompts.kg_query import schema_text
+from nodes.prompts.text2cypher import (
+    CORRECT_INSTRUCTION,
+    EVALUATE_PROMPT,
+    GUARDRAIL_PROMPT,
+    SUMMARIZE_PROMPT,
+    domain_text,
+    generate_prompt,
+    rows_text,
+)
+from nodes.text2cypher.context import FlowContext, ask, calls_left, emit, main_usage
+from nodes.text2cypher.schema_pruning import prune_schema
+from nodes.text2cypher.value_mapping import describe_mappings
+from schemas.errors import DatabaseUnavailableError, GraphDatabaseError, QueryError
+from schemas.graphdb import is_empty_value
+from schemas.text2cypher import Attempt, CypherQuery, Evaluation, GuardrailDecision, Summary, ValueMapping
+
+Update = dict[str, Any]
+
+
+def failed_call(error: str | None, usage: Any) -> Update:
+    """The update for a model call that gave nothing usable: a spent budget or an unusable reply."""
+    reason = "budget" if error == "budget" else "model_error"
+    return {"usage": usage.model_dump(), "stop_reason": reason, "error": None if reason == "budget" else error}
+
+
+def attempts_of(state: Mapping[str, Any]) -> list[Attempt]:
+    return [Attempt.model_validate(a) for a in state.get("attempts") or []]
+
+
+def start(state: Mapping[str, Any], ctx: FlowContext | None = None) -> Update:
+    """Reset the per-question fields, so a checkpointed thread can take a new question."""
+    question = (state.get("question") or "").strip()
+    update: Update = {
+        "question": question, "attempts": [], "corrections": 0, "evaluated_ok": False, "usage": {}, "answer": None,
+        "stop_reason": None, "error": None, "suggestions": [], "learned": False, "feedback": None, "cypher": "",
+        "mappings": [], "examples": [], "round": 0, "pending": [],
+    }
+    if not question:
+        update.update(stop_reason="invalid_input", error="the question is empty")
+    return update
+
+
+def guardrail(state: Mapping[str, Any], ctx: FlowContext) -> Update:
+    """Refuse, helpfully, a question the graph's schema cannot answer."""
+    try:
+        schema = ctx.schema()
+    except DatabaseUnavailableError as e:
+        return {"stop_reason": "tool_unavailable", "error": str(e)}
+    decision, usage, error = ask(
+        ctx, GuardrailDecision, GUARDRAIL_PROMPT.format(domain=domain_text(schema)), state["question"],
+        spent=main_usage(state), left=calls_left(ctx, state),
+    )
+    if decision is None:
+        return failed_call(error, usage)
+    emit("Guardrail", answerable=decision.answerable, reason=decision.reason)
+    if decision.answerable:
+        return {"usage": usage.model_dump()}
+    labels = ", ".join(n.label for n in schema.nodes) or "no data yet"
+    suggestions = [s for s in decision.suggestions if s.strip()][:3]
+    answer = f"I can't answer that from this graph. {decision.reason}".strip() + f" The graph holds: {labels}."
+    if suggestions:
+        answer += " You could ask, for example: " + " / ".join(suggestions)
+    return {"usage": usage.model_dump(), "stop_reason": "refused", "answer": answer, "suggestions": suggestions}
+
+
+def prompt_parts(state: Mapping[str, Any], ctx: FlowContext, question: str) -> tuple[str, list[dict[str, str]]]:
+    """(pruned schema text, few-shot examples) for generating a query for `question`."""
+    schema = prune_schema(ctx.schema(), question, ctx.schema_chars)
+    examples = [e.model_dump(include={"question", "cypher"}) for e in ctx.store.search(question, ctx.few_shot_k)] if ctx.store else []
+    return schema_text(schema), examples
+
+
+def generate(state: Mapping[str, Any], ctx: FlowContext) -> Update:
+    """Draft the query, with the examples most similar to the question."""
+    schema, examples = prompt_parts(state, ctx, state["question"])
+    query, usage, error = ask(
+        ctx, CypherQuery, generate_prompt(schema, ctx.db.dialect, examples), state["question"],
+        spent=main_usage(state), left=calls_left(ctx, state),
+    )
+    if query is None:
+        return failed_call(error, usage)
+    emit("Cypher generation", cypher=query.cypher, examples=len(examples))
+    return {"cypher": query.cypher, "schema_text": schema, "examples": examples, "usage": usage.model_dump()}
+
+
+def correct(state: Mapping[str, Any], ctx: FlowContext) -> Update:
+    """Rewrite the query with the database's error or the evaluator's critique."""
+    mappings = [ValueMapping.model_validate(m) for m in state.get("mappings") or []]
+    told = f"Values were mapped to the stored ones: {describe_mappings(mappings)}." if mappings else ""
+    user = CORRECT_INSTRUCTION.format(question=state["question"], cypher=state["cypher"], feedback=state.get("feedback"), mappings=told)
+    system = generate_prompt(state.get("schema_text", ""), ctx.db.dialect, state.get("examples") or [])
+    query, usage, error = ask(ctx, CypherQuery, system, user, spent=main_usage(state), left=calls_left(ctx, state))
+    if query is None:
+        return failed_call(error, usage)
+    emit("Cypher correction", cypher=query.cypher, feedback=state.get("feedback"))
+    return {"cypher": query.cypher, "corrections": state.get("corrections", 0) + 1, "usage": usage.model_dump()}
+
+
+def map_values(state: Mapping[str, Any], ctx: FlowContext) -> Update:
+    """Replace literals the database does not store by the stored values they mean."""
+    try:
+        cypher, mappings = ctx.mapper.map(state["cypher"])
+    except GraphDatabaseError:  # lookups failed: run the query as written; its own run will report
+        return {"mappings": []}
+    if mappings:
+        emit("Value mapping", mappings=[m.model_dump() for m in mappings], cypher=cypher)
+    return {"cypher": cypher, "mappings": [m.model_dump() for m in mappings]}
+
+
+def run_query(ctx: FlowContext, cypher: str, mappings: list[dict[str, str]]) -> Attempt:
+    """Run one query read-only with the flow's timeout and row cap; a query error is kept, not raised."""
+    try:
+        result = ctx.db.query(cypher, timeout=ctx.query_timeout, row_cap=ctx.row_cap)
+    except QueryError as e:
+        return Attempt(cypher=cypher, error=f"{type(e).__name__}: {e.message}", mappings=mappings)  # type: ignore[arg-type]
+    return Attempt(cypher=cypher, columns=result.columns, rows=result.rows, truncated=result.truncated, mappings=mappings)  # type: ignore[arg-type]
+
+
+def execute(state: Mapping[str, Any], ctx: FlowContext) -> Update:
+    try:
+        attempt = run_query(ctx, state["cypher"], state.get("mappings") or [])
+    except DatabaseUnavailableError as e:
+        return {"stop_reason": "tool_unavailable", "error": str(e)}
+    emit("Cypher execution", cypher=attempt.cypher, rows=len(attempt.rows), truncated=attempt.truncated, error=attempt.error)
+    return {"attempts": [*(state.get("attempts") or []), attempt.model_dump()], "feedback": attempt.error}
+
+
+def all_null(attempt: Attempt) -> bool:
+    return bool(attempt.rows) and all(all(is_empty_value(v) for v in row) for row in attempt.rows)
+
+
+def evaluate(state: Mapping[str, Any], ctx: FlowContext) -> Update:
+    """Judge whether the rows answer the question; empty or all-null rows are judged without a model call."""
+    attempts = attempts_of(state)
+    last = attempts[-1]
+    if not last.rows:
+        critique: str | None = "The query returned no rows. Check the labels, the relationship direction and the values' spelling."
+    elif all_null(last):
+        critique = "Every value in the rows is null: the query reads properties that are missing; filter nulls or use other properties."
+    else:
+        summary, rows = rows_text(last.columns, last.rows, last.truncated)
+        verdict, usage, error = ask(
+            ctx, Evaluation, EVALUATE_PROMPT.format(question=state["question"], cypher=last.cypher, summary=summary, rows=rows),
+            "Judge the result.", spent=main_usage(state), left=calls_left(ctx, state),
+        )
+        if verdict is None:
+            return failed_call(error, usage)
+        critique = None if verdict.ok else (verdict.critique or "The rows do not answer the question.")
+        emit("Evaluation", ok=verdict.ok, critique=critique)
+        attempts[-1] = last.model_copy(update={"critique": critique})
+        return {"usage": usage.model_dump(), "evaluated_ok": verdict.ok, "feedback": critique, "attempts": [a.model_dump() for a in attempts]}
+    emit("Evaluation", ok=False, critique=critique)
+    attempts[-1] = last.model_copy(update={"critique": critique})
+    return {"evaluated_ok": False, "feedback": critique, "attempts": [a.model_dump() for a in attempts]}
+
+
+def best_attempt(attempts: list[Attempt]) -> Attempt | None:
+    """The latest attempt that ran with rows and no critique; else the latest that ran; else the last."""
+    for wanted in (lambda a: a.error is None and a.rows and not a.critique and not all_null(a), lambda a: a.error is None):
+        chosen = next((a for a in reversed(attempts) if wanted(a)), None)
+        if chosen is not None:
+            return chosen
+    return attempts[-1] if attempts else None
+
+
+def _why_it_ended(state: Mapping[str, Any], ctx: FlowContext) -> str:
+    last = attempts_of(state)[-1] if state.get("attempts") else None
+    unresolved = last is None or last.error is not None or (ctx.flow == "retry_evaluate" and not state.get("evaluated_ok"))
+    if not unresolved:
+        return "answered"
+    return "retries_exhausted" if state.get("corrections", 0) >= ctx.corrections_allowed else "budget"
+
+
+def fallback_answer(chosen: Attempt | None, reason: str) -> str:
+    """An answer written without the model, when the budget leaves no call for a summary."""
+    if chosen is None:
+        return f"No answer: the flow stopped ({reason}) before any query ran."
+    if chosen.error:
+        return f"No answer: the last query failed ({chosen.error})."
+    summary, rows = rows_text(chosen.columns, chosen.rows, chosen.truncated)
+    return f"The LLM-call budget ran out before a summary; the query returned {summary}:\n{rows}"
+
+
+def summarize(state: Mapping[str, Any], ctx: FlowContext) -> Update:
+    """Answer from the question, the query and its rows; store a corrected query the evaluator accepted."""
+    if state.get("stop_reason") in ("refused", "tool_unavailable", "invalid_input"):
+        return {}
+    chosen = best_attempt(attempts_of(state))
+    reason = state.get("stop_reason") or _why_it_ended(state, ctx)
+    update: Update = {"stop_reason": reason}
+    if chosen is None:
+        return {**update, "answer": None}
+    mappings = [ValueMapping.model_validate(m) for m in chosen.mappings]
+    told = f"Values in the question were mapped to stored values: {describe_mappings(mappings)}.\n" if mappings else ""
+    summary, rows = rows_text(chosen.columns, chosen.rows, chosen.truncated)
+    prompt = SUMMARIZE_PROMPT.format(question=state["question"], cypher=chosen.cypher, summary=summary, rows=rows, mappings=told)
+    answer, usage, error = ask(ctx, Summary, prompt, "Answer the question.", spent=main_usage(state), left=calls_left(ctx, state))
+    update["usage"] = usage.model_dump()
+    if answer is None:
+        update.update(answer=fallback_answer(chosen, "budget" if error == "budget" else "model_error"))
+        if error == "budget":
+            update["stop_reason"] = "budget"
+    else:
+        update["answer"] = answer.answer
+    if _learnable(state, ctx, chosen):
+        update["learned"] = ctx.store.add(state["question"], chosen.cypher, source="learned")  # type: ignore[union-attr]
+        emit("Learned example", learned=update["learned"], cypher=chosen.cypher)
+    emit("Answer", answer=update["answer"], stop_reason=update["stop_reason"])
+    return update
+
+
+def _learnable(state: Mapping[str, Any], ctx: FlowContext, chosen: Attempt) -> bool:
+    """A correction that ran and that the evaluator accepted; never a failed or rejected query."""
+    attempts = attempts_of(state)
+    return bool(
+        ctx.learn and ctx.store is not None and ctx.flow == "retry_evaluate" and state.get("corrections", 0) > 0
+        and state.get("evaluated_ok") and attempts and attempts[-1].cypher == chosen.cypher and chosen.error is None
+    )

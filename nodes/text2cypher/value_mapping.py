@@ -1,0 +1,122 @@
+"""Map literal values in a generated query to values the database really stores.
+
+"sci-fi" where the graph stores "Sci-Fi", or a misspelt name, makes a correct query
+return nothing. Each string literal compared with a node property (`{name: 'x'}`,
+`n.name = 'x'`, `n.name IN ['x', 'y']`) is looked up; one that matches no stored
+value is replaced by the closest stored value (same text ignoring case and
+punctuation, else a fuzzy match), and the mapping is recorded so the model is told.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+
+from nodes.graphdb.cypher_text import quote_name
+from nodes.graphdb.protocol import GraphDatabase
+from schemas.errors import QueryError
+from schemas.text2cypher import ValueMapping
+
+MAX_DISTINCT_VALUES = 5000
+FUZZY_CUTOFF = 0.75
+
+_STRING = r"(?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
+_NODE = re.compile(r"\(\s*(\w+)?\s*:\s*`?(\w+)`?\s*(\{[^}]*\})?")
+_MAP_ENTRY = re.compile(rf"(\w+)\s*:\s*({_STRING})")
+_EQUALS = re.compile(rf"\b(\w+)\.(\w+)\s*=\s*({_STRING})|({_STRING})\s*=\s*(\w+)\.(\w+)\b")
+_IN_LIST = re.compile(rf"\b(\w+)\.(\w+)\s+IN\s*\[((?:\s*{_STRING}\s*,?)+)\]", re.IGNORECASE)
+
+
+def _unquote(literal: str) -> str:
+    body = literal[1:-1]
+    return re.sub(r"\\(.)", r"\1", body)
+
+
+def _quote(value: str, like: str) -> str:
+    quote = like[0]
+    return quote + value.replace("\\", "\\\\").replace(quote, "\\" + quote) + quote
+
+
+def literals_in(cypher: str) -> list[tuple[str, str, str]]:
+    """(label, property, quoted literal) for each string compared with a node property."""
+    labels: dict[str, str] = {}
+    found: list[tuple[str, str, str]] = []
+    for var, label, props in _NODE.findall(cypher):
+        if var:
+            labels.setdefault(var, label)
+        for prop, literal in _MAP_ENTRY.findall(props or ""):
+            found.append((label, prop, literal))
+    for m in _EQUALS.finditer(cypher):
+        var, prop, literal = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(5), m.group(6), m.group(4))
+        if var in labels:
+            found.append((labels[var], prop, literal))
+    for var, prop, items in _IN_LIST.findall(cypher):
+        if var in labels:
+            found.extend((labels[var], prop, literal) for literal in re.findall(_STRING, items))
+    return list(dict.fromkeys(found))
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", text.lower())
+
+
+def closest_value(given: str, stored: list[str]) -> str | None:
+    """The stored value `given` most likely means, or None."""
+    for value in stored:
+        if value.lower() == given.lower():
+            return value
+    squashed = _squash(given)
+    for value in stored:
+        if squashed and _squash(value) == squashed:
+            return value
+    by_lower = {value.lower(): value for value in stored}
+    match = difflib.get_close_matches(given.lower(), list(by_lower), n=1, cutoff=FUZZY_CUTOFF)
+    return by_lower[match[0]] if match else None
+
+
+class ValueMapper:
+    """Looks literals up in the database; distinct values of a property are read once and cached."""
+
+    def __init__(self, db: GraphDatabase) -> None:
+        self.db = db
+        self._values: dict[tuple[str, str], list[str]] = {}
+
+    def _exists(self, label: str, prop: str, value: str) -> bool:
+        cypher = f"MATCH (n:{quote_name(label)}) WHERE n.{quote_name(prop)} = $value RETURN count(n) AS found"
+        return bool(self.db.query(cypher, {"value": value}, row_cap=1).rows[0][0])
+
+    def _stored(self, label: str, prop: str) -> list[str]:
+        key = (label, prop)
+        if key not in self._values:
+            cypher = (
+                f"MATCH (n:{quote_name(label)}) WHERE n.{quote_name(prop)} IS NOT NULL "
+                f"RETURN DISTINCT n.{quote_name(prop)} AS value LIMIT {MAX_DISTINCT_VALUES}"
+            )
+            rows = self.db.query(cypher, row_cap=MAX_DISTINCT_VALUES).rows
+            self._values[key] = [row[0] for row in rows if isinstance(row[0], str)]
+        return self._values[key]
+
+    def map(self, cypher: str) -> tuple[str, list[ValueMapping]]:
+        """(the query with unmatched literals replaced, the mappings made)."""
+        mappings: list[ValueMapping] = []
+        for label, prop, literal in literals_in(cypher):
+            given = _unquote(literal)
+            try:
+                if self._exists(label, prop, given):
+                    continue
+                mapped = closest_value(given, self._stored(label, prop))
+            except QueryError:  # an unknown label or property: the query's own run will report it
+                continue
+            if mapped is None or mapped == given:
+                continue
+            cypher = cypher.replace(literal, _quote(mapped, literal))
+            mappings.append(ValueMapping(label=label, property=prop, given=given, mapped=mapped))
+        return cypher, mappings
+
+
+def describe_mappings(mappings: list[ValueMapping]) -> str:
+    return "; ".join(
+        f"{m.label}.{m.property}: {json.dumps(m.given, ensure_ascii=False)} -> {json.dumps(m.mapped, ensure_ascii=False)}"
+        for m in mappings
+    )

@@ -1,0 +1,132 @@
+"""Structured outputs, state and results of the text-to-Cypher flows."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, Literal, TypedDict
+
+from pydantic import BaseModel, Field
+
+from schemas.reflexion import TokenUsage
+
+Flow = Literal["naive", "retry", "retry_evaluate", "planner"]
+
+FlowStopReason = Literal[
+    "answered",  # the rows were summarised into an answer
+    "refused",  # the guardrail judged the question out of the graph's scope
+    "retries_exhausted",  # corrections ran out; the answer uses the best result so far
+    "budget",  # the cap on LLM calls was reached; the answer uses the best result so far
+    "tool_unavailable",  # the database could not be reached
+    "model_error",  # the model's replies could not be used
+    "invalid_input",  # the question was empty
+]
+
+
+class GuardrailDecision(BaseModel):
+    """Whether the graph described in the prompt can answer the question."""
+
+    answerable: bool = Field(description="True if the graph's data can answer the question.")
+    reason: str = Field(default="", description="One sentence: why.")
+    suggestions: list[str] = Field(default_factory=list, description="If not answerable: 2-3 questions the graph can answer.")
+
+
+class CypherQuery(BaseModel):
+    """One read-only Cypher statement that answers the question."""
+
+    cypher: str = Field(description="The Cypher statement, without comments or explanations.")
+
+
+class Evaluation(BaseModel):
+    """Whether the rows answer the question."""
+
+    ok: bool = Field(description="True if the rows are enough to answer the question.")
+    critique: str = Field(default="", description="If not ok: what is wrong with the query or its rows, and how to fix it.")
+
+
+class Summary(BaseModel):
+    """The answer to the question, grounded in the rows."""
+
+    answer: str
+
+
+class SubQuestions(BaseModel):
+    """The information to fetch, as independent questions that can run in parallel."""
+
+    questions: list[str] = Field(description="One question if a single Cypher statement can answer it; at most 4.")
+
+
+class InformationCheck(BaseModel):
+    """Whether the information gathered answers the question."""
+
+    enough: bool
+    missing: list[str] = Field(default_factory=list, description="If not enough: further questions to fetch (at most 3).")
+
+
+class ValueMapping(BaseModel):
+    """A literal in a query that matched no stored value, and the stored value used instead."""
+
+    label: str
+    property: str
+    given: str
+    mapped: str
+
+
+class Attempt(BaseModel):
+    """One query the flow ran, and what came of it."""
+
+    cypher: str
+    columns: list[str] = Field(default_factory=list)
+    rows: list[list[Any]] = Field(default_factory=list)
+    truncated: bool = False
+    error: str | None = None
+    critique: str | None = None
+    mappings: list[ValueMapping] = Field(default_factory=list)
+
+
+class SubAnswer(BaseModel):
+    """A planner sub-question and the query that fetched it."""
+
+    question: str
+    attempt: Attempt
+
+
+class Text2CypherState(TypedDict, total=False):
+    """The flows' state. Lists of attempts hold plain dicts (`Attempt` dumps) so any checkpointer stores them."""
+
+    question: str
+    schema_text: str
+    examples: list[dict[str, str]]
+    cypher: str  # the query the next step runs
+    mappings: list[dict[str, str]]  # the value mappings of that query
+    attempts: list[dict[str, Any]]  # every query run, in order
+    feedback: str | None  # the database error or the critique the next correction reads
+    corrections: int
+    evaluated_ok: bool
+    usage: dict[str, int]
+    stop_reason: FlowStopReason | None
+    answer: str | None
+    suggestions: list[str]
+    learned: bool
+    error: str | None
+    # the iterative planner
+    round: int
+    pending: list[str]  # sub-questions the next round fetches
+    subanswers: Annotated[list[dict[str, Any]], operator.add]  # filled in parallel by `Send`
+
+
+class Text2CypherResult(BaseModel):
+    """The end of one question: the answer, what it is based on, and why the flow stopped."""
+
+    answer: str | None
+    stop_reason: FlowStopReason | None
+    cypher: str | None = Field(default=None, description="The query the answer is based on.")
+    columns: list[str] = Field(default_factory=list)
+    rows: list[list[Any]] = Field(default_factory=list)
+    truncated: bool = False
+    mappings: list[ValueMapping] = Field(default_factory=list)
+    attempts: list[Attempt] = Field(default_factory=list)
+    subanswers: list[SubAnswer] = Field(default_factory=list)
+    suggestions: list[str] = Field(default_factory=list)
+    learned: bool = Field(default=False, description="True if the corrected query was stored as a new few-shot example.")
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    error: str | None = None
