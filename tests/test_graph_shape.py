@@ -15,8 +15,22 @@ def registered_graphs() -> dict[str, str]:
     return json.loads((ROOT / "langgraph.json").read_text())["graphs"]
 
 
-def test_every_agent_is_registered_on_the_same_engine():
-    assert set(registered_graphs()) == {"kg_reflexion", "react_wikipedia", "react_tools", "structured_output"}
+ENGINE_NODES = {"__start__", "draft", "execute_tool", "revise", "__end__"}
+FLOW_NODES = {"__start__", "start", "guardrail", "generate", "map_values", "execute", "summarize", "__end__"}
+EXPECTED_NODES = {
+    "kg_reflexion": ENGINE_NODES,
+    "react_wikipedia": ENGINE_NODES,
+    "react_tools": ENGINE_NODES,
+    "structured_output": ENGINE_NODES,
+    "text2cypher_naive": FLOW_NODES,
+    "text2cypher_retry": FLOW_NODES | {"correct"},
+    "text2cypher_retry_evaluate": FLOW_NODES | {"correct", "evaluate"},
+    "text2cypher_planner": {"__start__", "start", "guardrail", "plan", "subquery", "check", "summarize", "__end__"},
+}
+
+
+def test_every_agent_and_flow_is_registered():
+    assert set(registered_graphs()) == set(EXPECTED_NODES)
 
 
 @pytest.mark.parametrize("name", sorted(registered_graphs()))
@@ -26,7 +40,7 @@ def test_langgraph_json_points_at_a_compiled_graph_that_imports_without_a_model_
     assert (ROOT / path).exists()
     module = importlib.import_module(path.removeprefix("./").removesuffix(".py").replace("/", "."))
     graph = getattr(module, attribute)
-    assert set(graph.get_graph().nodes) == {"__start__", "draft", "execute_tool", "revise", "__end__"}
+    assert set(graph.get_graph().nodes) == EXPECTED_NODES[name]
 
 
 def test_the_picture_shows_the_loop_and_every_way_out():

@@ -68,3 +68,29 @@ def test_an_empty_message_ends_the_run_with_a_typed_stop_and_no_model_call():
         state = graph.invoke(inputs)
         assert state["stop_reason"] == "invalid_input" and "no question" in state["error"]
     assert model.calls == []
+
+
+def test_a_registered_text2cypher_flow_answers_through_chat_openai(monkeypatch, falkordb_server, movies_db):
+    from graphs import text2cypher_graphs
+
+    hanks = "MATCH (p:Person {name: 'tom hanks'})-[:ACTED_IN]->(m:Movie) RETURN m.title AS title"
+    replies = {
+        "GuardrailDecision": {"answerable": True, "reason": "movies"},
+        "CypherQuery": {"cypher": hanks},
+        "Evaluation": {"ok": True},
+        "Summary": {"answer": "Tom Hanks acted in 12 movies, among them Cast Away."},
+    }
+
+    def reply(request: dict[str, Any]) -> dict[str, Any]:
+        tool = request["tool_choice"]["function"]["name"]
+        return {"tool": tool, "args": replies[tool]}
+
+    with OpenAIStub(reply) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        monkeypatch.setenv("REFLEXION_DATA_DIR", str(falkordb_server.data_dir))
+        state = text2cypher_graphs.retry_evaluate_graph.invoke({"question": "Which movies did Tom Hanks act in?"})
+        result = text2cypher_graphs.retry_evaluate.result(state)
+        text2cypher_graphs.retry_evaluate.close()
+    assert result.stop_reason == "answered" and len(result.rows) == 12 and result.mappings[0].mapped == "Tom Hanks"
+    assert [r["tool_choice"]["function"]["name"] for r in stub.requests] == ["GuardrailDecision", "CypherQuery", "Evaluation", "Summary"]
+    assert "Examples of questions and their Cypher on this graph:" in stub.requests[1]["messages"][0]["content"]  # seeded store

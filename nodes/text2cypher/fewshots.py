@@ -30,6 +30,7 @@ STOPWORDS = frozenset(
     "their them there these this to was were what when where which who whom whose with".split()
 )
 Embedder = Callable[[str], list[float]]
+CANDIDATES_PER_RESULT = 5
 
 
 class FewShotExample(BaseModel):
@@ -45,6 +46,18 @@ def question_key(question: str) -> str:
 
 def search_terms(question: str) -> list[str]:
     return sorted(w for w in words(question) if w not in STOPWORDS and len(w) > 1)
+
+
+def ranked(question: str, rows: list[list[Any]], k: int) -> list[list[Any]]:
+    """The `k` rows (question first) sharing the most words with `question`, per square root of their length."""
+    asked = set(search_terms(question))
+    scored = []
+    for position, row in enumerate(rows):
+        theirs = search_terms(row[0])
+        shared = len(asked & set(theirs))
+        if shared:
+            scored.append((-shared / math.sqrt(len(theirs)), position, row))
+    return [row for _, _, row in sorted(scored)[:k]]
 
 
 class FewShotStore:
@@ -129,26 +142,18 @@ class FewShotStore:
                 terms = search_terms(question)
                 if not terms:
                     return []
-                rows = self._rows(
+                # The index narrows the candidates; shared words, weighed by length, rank them.
+                candidates = self._rows(
                     f"CALL db.idx.fulltext.queryNodes('{EXAMPLE_LABEL}', $q) YIELD node, score "
-                    f"RETURN node.question, node.cypher, node.source ORDER BY score DESC LIMIT {int(k)}",
+                    f"RETURN node.question, node.cypher, node.source ORDER BY score DESC LIMIT {int(k) * CANDIDATES_PER_RESULT}",
                     {"q": "|".join(terms)},
                 )
+                rows = ranked(question, candidates, k)
             else:
-                rows = self._ranked_on_client(question, k)
+                rows = ranked(question, self._rows(f"MATCH (e:{EXAMPLE_LABEL}) RETURN e.question, e.cypher, e.source LIMIT 20000"), k)
         except GraphDatabaseError:
             return []  # no index yet (nothing stored): no examples rather than no answer
         return [FewShotExample(question=q, cypher=c, source=s or "seed") for q, c, s in rows]
-
-    def _ranked_on_client(self, question: str, k: int) -> list[list[Any]]:
-        asked = set(search_terms(question))
-        rows = self._rows(f"MATCH (e:{EXAMPLE_LABEL}) RETURN e.question, e.cypher, e.source LIMIT 20000")
-        scored = []
-        for row in rows:
-            shared = asked & set(search_terms(row[0]))
-            if shared:
-                scored.append((-len(shared) / math.sqrt(len(search_terms(row[0])) or 1), row))
-        return [row for _, row in sorted(scored, key=lambda item: item[0])[:k]]
 
     def clear(self) -> None:
         """Remove every stored example."""

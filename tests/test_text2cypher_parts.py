@@ -1,0 +1,129 @@
+"""The flows' parts on their own: value mapping, schema pruning, the few-shot store."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+
+import pytest
+
+from nodes.graphdb import FalkorDBGraph
+from nodes.prompts.kg_query import schema_text
+from nodes.text2cypher.fewshots import SEED_EXAMPLES, FewShotStore, question_key
+from nodes.text2cypher.schema_pruning import prune_schema
+from nodes.text2cypher.value_mapping import ValueMapper, closest_value, literals_in
+from schemas.graphdb import GraphSchema, NodeLabelInfo, PropertyInfo, RelationshipInfo
+
+
+def test_literals_compared_with_node_properties_are_found():
+    cypher = (
+        "MATCH (p:Person {name: 'tom hanks'})-[:ACTED_IN]->(m:Movie) "
+        "WHERE m.title = \"cast away\" OR 'x' = p.name OR m.title IN ['big', 'Big'] RETURN m"
+    )
+    assert literals_in(cypher) == [
+        ("Person", "name", "'tom hanks'"), ("Movie", "title", '"cast away"'), ("Person", "name", "'x'"),
+        ("Movie", "title", "'big'"), ("Movie", "title", "'Big'"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [("sci-fi", "Sci-Fi"), ("SCI FI", "Sci-Fi"), ("Keanu Reves", "Keanu Reeves"), ("Documentary", None)],
+)
+def test_the_closest_stored_value_is_found_by_case_punctuation_or_spelling(given, expected):
+    assert closest_value(given, ["Sci-Fi", "Keanu Reeves", "Drama"]) == expected
+
+
+def test_the_mapper_leaves_stored_values_and_unknown_properties_alone(movies_db):
+    mapper = ValueMapper(movies_db)
+    same = "MATCH (p:Person {name: 'Tom Hanks'}) RETURN p"
+    assert mapper.map(same) == (same, [])
+    unknown = "MATCH (p:Person {nickname: 'hanksy'}) RETURN p"
+    assert mapper.map(unknown) == (unknown, [])
+    cypher, mappings = mapper.map("MATCH (p:Person {name: 'Keanu Reves'}) RETURN p.born")
+    assert cypher == "MATCH (p:Person {name: 'Keanu Reeves'}) RETURN p.born" and mappings[0].mapped == "Keanu Reeves"
+
+
+def big_schema(labels: int) -> GraphSchema:
+    nodes = [NodeLabelInfo(label=f"Entity{i}", properties=[PropertyInfo(name=f"field{i}", types=["STRING"], examples=[f"value {i}"])])
+             for i in range(labels)]
+    nodes.append(NodeLabelInfo(label="Movie", properties=[PropertyInfo(name="title", types=["STRING"], examples=["The Matrix"])]))
+    nodes.append(NodeLabelInfo(label="Person", properties=[PropertyInfo(name="name", types=["STRING"], examples=["Tom Hanks"])]))
+    rels = [RelationshipInfo(type="ACTED_IN", patterns=[("Person", "Movie")])]
+    rels += [RelationshipInfo(type=f"LINKS_{i}", patterns=[(f"Entity{i}", f"Entity{(i + 1) % labels}")]) for i in range(labels)]
+    return GraphSchema(nodes=nodes, relationships=rels)
+
+
+def test_a_schema_too_big_for_the_prompt_is_pruned_to_what_the_question_needs():
+    schema = big_schema(400)
+    assert len(schema_text(schema)) > 30_000
+    pruned = prune_schema(schema, "Which movies did Tom Hanks act in?", max_chars=2000)
+    assert {n.label for n in pruned.nodes} == {"Movie", "Person"}
+    assert [(r.type, r.patterns) for r in pruned.relationships] == [("ACTED_IN", [("Person", "Movie")])]
+    small = big_schema(2)
+    assert prune_schema(small, "anything", max_chars=6000) == small  # a small schema is kept whole
+
+
+@pytest.fixture
+def store(movies_db: FalkorDBGraph):
+    examples = FewShotStore(movies_db, name=f"examples_{uuid.uuid4().hex[:8]}")
+    yield examples
+    examples.db.clear()
+
+
+def test_examples_are_seeded_from_a_file_found_by_full_text_and_never_stored_twice(store):
+    added = store.seed_from_csv(SEED_EXAMPLES)
+    assert added == store.count() > 40
+    assert store.seed_from_csv(SEED_EXAMPLES) == 0  # the same questions again add nothing
+    assert not store.add("which movies were released in 2003", "MATCH (m) RETURN m")  # same question, other spelling
+    found = store.search("Movies released in the year 2003?", 3)
+    assert found[0].question == "Which movies were released in 2003?" and found[0].source == "seed"
+    assert store.search("the of and", 3) == []  # stop words alone match nothing
+    assert question_key("Who  directed 'The Matrix'?") == "who directed the matrix"
+
+
+def toy_embedding(text: str) -> list[float]:
+    """A deterministic bag-of-words vector: enough to exercise the vector index without a model."""
+    vector = [0.0] * 32
+    for word in text.lower().replace("?", "").split():
+        vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % 32] += 1.0
+    return vector
+
+
+def test_with_embeddings_examples_are_found_through_the_vector_index(movies_db):
+    store = FewShotStore(movies_db, embed=toy_embedding, name=f"vectors_{uuid.uuid4().hex[:8]}")
+    try:
+        store.add("Who directed The Matrix?", "MATCH (p)-[:DIRECTED]->(m {title: 'The Matrix'}) RETURN p.name")
+        store.add("Which movies did Tom Hanks act in?", "MATCH ... RETURN m.title")
+        indexes = store.db.query("CALL db.indexes() YIELD label, types RETURN label, types").rows
+        assert indexes[0][1]["embedding"] == ["VECTOR"]
+        assert [e.question for e in store.search("who directed the matrix reloaded", 1)] == ["Who directed The Matrix?"]
+    finally:
+        store.db.clear()
+
+
+class PortableGraph:
+    """A backend without FalkorDB's sibling graphs (as Neo4j is here): the store ranks on the client."""
+
+    dialect = "neo4j"
+
+    def __init__(self, db: FalkorDBGraph) -> None:
+        self._db = db
+
+    def query(self, *args, **kwargs):
+        return self._db.query(*args, **kwargs)
+
+    def write(self, *args, **kwargs):
+        return self._db.write(*args, **kwargs)
+
+
+def test_on_other_backends_examples_are_ranked_by_shared_words(movies_db):
+    scratch = movies_db.sibling(f"portable_{uuid.uuid4().hex[:8]}")
+    store = FewShotStore(PortableGraph(scratch))
+    try:
+        assert not store.native
+        store.add("Who directed The Matrix?", "MATCH 1")
+        store.add("Which movies did Tom Hanks act in?", "MATCH 2")
+        assert [e.cypher for e in store.search("Tom Hanks movies", 2)] == ["MATCH 2"]
+    finally:
+        scratch.clear()
