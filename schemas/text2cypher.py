@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 from typing import Annotated, Any, Literal, TypedDict
 
 from pydantic import BaseModel, Field
@@ -90,6 +89,11 @@ class SubAnswer(BaseModel):
     attempt: Attempt
 
 
+def add_or_reset(left: list[dict[str, Any]] | None, right: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """Parallel branches append their results; `None` clears the list for a new question."""
+    return [] if right is None else [*(left or []), *right]
+
+
 class Text2CypherState(TypedDict, total=False):
     """The flows' state. Lists of attempts hold plain dicts (`Attempt` dumps) so any checkpointer stores them."""
 
@@ -111,7 +115,7 @@ class Text2CypherState(TypedDict, total=False):
     # the iterative planner
     round: int
     pending: list[str]  # sub-questions the next round fetches
-    subanswers: Annotated[list[dict[str, Any]], operator.add]  # filled in parallel by `Send`
+    subanswers: Annotated[list[dict[str, Any]], add_or_reset]  # filled in parallel by `Send`
 
 
 class Text2CypherResult(BaseModel):

@@ -106,3 +106,20 @@ def test_parallel_branches_share_the_database_safely(movies_db, store):
     )
     result = Text2CypherFlow("planner", conversation_factory=lambda: model, database=movies_db, fewshots=store, max_llm_calls=20).ask("Count.")
     assert [s.attempt.rows for s in result.subanswers] == [[[38]]] * 4
+
+
+async def test_a_second_question_on_a_thread_starts_clean_and_async_runs_work(movies_db, store):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    born = "MATCH (p:Person {name: 'Tom Hanks'}) RETURN p.born AS born"
+    model = flow_model(
+        GuardrailDecision=[OK, OK], SubQuestions=[{"questions": ["Born?"]}, {"questions": ["Born again?"]}],
+        CypherQuery=[{"cypher": born}, {"cypher": born}], InformationCheck=[{"enough": True}] * 2,
+        Summary=[{"answer": "1956"}, {"answer": "still 1956"}],
+    )
+    flow = Text2CypherFlow("planner", conversation_factory=lambda: model, database=movies_db, fewshots=store,
+                           checkpointer=InMemorySaver())
+    first = await flow.aask("When was Tom Hanks born?", thread_id="t")
+    second = await flow.aask("When was Tom Hanks born, again?", thread_id="t")
+    assert [s.question for s in first.subanswers] == ["Born?"] and [s.question for s in second.subanswers] == ["Born again?"]
+    assert second.usage.llm_calls == 5 and second.answer == "still 1956"

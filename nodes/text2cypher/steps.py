@@ -46,7 +46,7 @@ def start(state: Mapping[str, Any], ctx: FlowContext | None = None) -> Update:
     update: Update = {
         "question": question, "attempts": [], "corrections": 0, "evaluated_ok": False, "usage": {}, "answer": None,
         "stop_reason": None, "error": None, "suggestions": [], "learned": False, "feedback": None, "cypher": "",
-        "mappings": [], "examples": [], "round": 0, "pending": [],
+        "mappings": [], "examples": [], "round": 0, "pending": [], "subanswers": None,
     }
     if not question:
         update.update(stop_reason="invalid_input", error="the question is empty")
