@@ -15,6 +15,7 @@ planner:        guardrail -> plan -> subquery x N (parallel, `Send`) -> check ->
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,10 +30,12 @@ from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP, Gra
 from nodes.models.resolve import chat_model_from_env, resolve_chat_model
 from nodes.text2cypher import planner, steps
 from nodes.text2cypher.context import FlowContext, usage_total
-from nodes.text2cypher.fewshots import SEED_EXAMPLES, Embedder, FewShotStore
+from nodes.text2cypher.fewshots import SEED_EXAMPLES, Embedder, FewShotStore, MemoryFewShotStore
 from nodes.text2cypher.schema_pruning import DEFAULT_SCHEMA_CHARS
-from schemas.errors import ConfigurationError, DatabaseUnavailableError
+from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
 from schemas.text2cypher import Attempt, Flow, SubAnswer, Text2CypherResult, Text2CypherState, ValueMapping
+
+logger = logging.getLogger(__name__)
 
 FLOWS: tuple[Flow, ...] = ("naive", "retry", "retry_evaluate", "planner")
 DEFAULT_MAX_LLM_CALLS = 12
@@ -48,7 +51,7 @@ class Text2CypherFlow:
         conversation_factory: Callable[[], Any] | None = None,
         *,
         database: GraphDatabase | None = None,
-        fewshots: FewShotStore | bool = True,
+        fewshots: FewShotStore | MemoryFewShotStore | bool = True,
         seed_examples: str | Path | None = SEED_EXAMPLES,
         embed: Embedder | None = None,
         max_retries: int = 3,
@@ -83,14 +86,25 @@ class Text2CypherFlow:
     def context(self) -> FlowContext:
         if self._context is None:
             db = self._database if self._database is not None else connect(self.connection_args)
-            store = self._fewshots if isinstance(self._fewshots, FewShotStore) else None
+            store = self._fewshots if isinstance(self._fewshots, (FewShotStore, MemoryFewShotStore)) else None
             if self._fewshots is True:
-                store = FewShotStore(db, embed=self.embed)
-                if self.seed_examples and store.count() == 0:
-                    store.seed_from_csv(self.seed_examples)
+                store = self._default_store(db)
             model = resolve_chat_model(self.conversation_factory())
             self._context = FlowContext(model=model, db=db, flow=self.flow, store=store, **self.limits)  # type: ignore[arg-type]
         return self._context
+
+    def _default_store(self, db: GraphDatabase) -> FewShotStore | MemoryFewShotStore:
+        """On FalkorDB, a graph of its own beside the data; elsewhere, in memory (the data's own
+        database is never written to unasked: pass `fewshots=FewShotStore(examples_db)` for that)."""
+        store: FewShotStore | MemoryFewShotStore = (
+            FewShotStore(db, embed=self.embed) if db.dialect == "falkordb" and hasattr(db, "sibling") else MemoryFewShotStore()
+        )
+        try:
+            if self.seed_examples and store.count() == 0:
+                store.seed_from_csv(self.seed_examples)
+        except GraphDatabaseError as e:  # no rights to write, say: run without the seed examples
+            logger.warning("the few-shot examples could not be seeded: %s", e)
+        return store
 
     def _node(self, step: Callable[[Any, FlowContext], dict[str, Any]]) -> Callable[[Any], dict[str, Any]]:
         def node(state: Any) -> dict[str, Any]:

@@ -13,6 +13,7 @@ Flow = Literal["naive", "retry", "retry_evaluate", "planner"]
 FlowStopReason = Literal[
     "answered",  # the rows were summarised into an answer
     "refused",  # the guardrail judged the question out of the graph's scope
+    "query_failed",  # the query failed and the flow does not correct (naive)
     "retries_exhausted",  # corrections ran out; the answer uses the best result so far
     "budget",  # the cap on LLM calls was reached; the answer uses the best result so far
     "tool_unavailable",  # the database could not be reached

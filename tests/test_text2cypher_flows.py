@@ -12,6 +12,7 @@ from nodes.text2cypher.fewshots import FewShotStore
 from schemas.errors import ConfigurationError
 from tests.conftest import graph_fingerprint
 from tests.flow_script import asked, flow_model
+from tests.test_text2cypher_parts import PortableGraph
 
 HANKS = "MATCH (p:Person {name: 'Tom Hanks'})-[:ACTED_IN]->(m:Movie) RETURN m.title AS title"
 OK = {"answerable": True, "reason": "The graph has people and the movies they acted in."}
@@ -129,7 +130,6 @@ def test_rejected_or_failed_queries_are_never_learned(movies_db, store):
 
 
 def test_the_budget_ends_the_flow_with_the_best_answer_so_far(movies_db, store):
-    wrong = "MATCH (p:Person {name: 'Tom Hanks'})-[:DIRECTED]->(m:Movie) RETURN m.title AS title"
     flow, model = make_flow(
         "retry_evaluate", movies_db, store, max_llm_calls=3,
         GuardrailDecision=[OK], CypherQuery=[{"cypher": HANKS}], Evaluation=[{"ok": False, "critique": "more"}],
@@ -138,7 +138,48 @@ def test_the_budget_ends_the_flow_with_the_best_answer_so_far(movies_db, store):
     result = flow.ask("Which movies did Tom Hanks act in?")
     assert result.stop_reason == "budget" and result.usage.llm_calls == 3 and len(model.calls) == 3
     assert result.answer.startswith("The LLM-call budget ran out before a summary") and "Cast Away" in result.answer
-    assert wrong  # the flow never got to correct: the budget kept no call for it
+    assert asked(model, "CypherQuery") == ["Which movies did Tom Hanks act in?"]  # no call was left for a correction
+
+
+def test_a_correction_keeps_calls_for_its_evaluation_and_the_summary(movies_db, store):
+    wrong = "MATCH (p:Person {name: 'Tom Hanks'})-[:DIRECTED]->(m:Movie) RETURN m.title AS title"
+    flow, model = make_flow(
+        "retry_evaluate", movies_db, store, max_llm_calls=6,
+        GuardrailDecision=[OK], CypherQuery=[{"cypher": wrong}, {"cypher": HANKS}],
+        Evaluation=[{"ok": False, "critique": "directed, not acted"}, {"ok": True}], Summary=[{"answer": "12 movies."}],
+    )
+    result = flow.ask("Which movies did Tom Hanks act in?")
+    assert (result.stop_reason, result.answer, result.usage.llm_calls) == ("answered", "12 movies.", 6)
+    flow, model = make_flow(
+        "retry_evaluate", movies_db, store, max_llm_calls=5,
+        GuardrailDecision=[OK], CypherQuery=[{"cypher": wrong}], Evaluation=[{"ok": False, "critique": "no"}],
+        Summary=[{"answer": "He directed none of them."}],
+    )
+    result = flow.ask("Which movies did Tom Hanks act in?")  # 5 calls cannot fit a correction, its check and a summary
+    assert (result.stop_reason, result.answer) == ("budget", "He directed none of them.") and len(asked(model, "CypherQuery")) == 1
+
+
+def test_the_naive_flow_reports_a_failed_query_as_such(movies_db, store):
+    flow, _ = make_flow(
+        "naive", movies_db, store, GuardrailDecision=[OK], CypherQuery=[{"cypher": "MATCH (n) RETURN n ORDER BY"}],
+        Summary=[{"answer": "The query failed."}],
+    )
+    result = flow.ask("Everything?")
+    assert result.stop_reason == "query_failed" and result.attempts[0].error
+
+
+def test_a_store_that_fails_to_learn_does_not_lose_the_answer(movies_db, store):
+    def broken_add(*args, **kwargs):
+        raise RuntimeError("the examples graph is read-only")
+
+    store.add = broken_add
+    wrong = "MATCH (p:Person {name: 'Tom Hanks'})-[:DIRECTED]->(m:Movie) RETURN m.title AS title"
+    flow, _ = make_flow(
+        "retry_evaluate", movies_db, store, GuardrailDecision=[OK], CypherQuery=[{"cypher": wrong}, {"cypher": HANKS}],
+        Evaluation=[{"ok": False, "critique": "no"}, {"ok": True}], Summary=[{"answer": "12 movies."}],
+    )
+    result = flow.ask("Which movies did Tom Hanks act in?")
+    assert result.answer == "12 movies." and not result.learned and "read-only" in result.error
 
 
 def test_the_guardrail_refuses_helpfully(movies_db, store):
@@ -166,7 +207,8 @@ def test_value_mapping_replaces_literals_with_stored_values_and_tells_the_model(
         ("the matrix", "The Matrix"), ("keanu reeves", "Keanu Reeves"), ("Carrie Anne Moss", "Carrie-Anne Moss"),
     }
     assert sorted(r[0] for r in result.rows) == ["Carrie-Anne Moss", "Keanu Reeves"]
-    assert "the matrix" in next(c[0].content for c in model.calls if "Summary" in c[0].content)  # the model is told
+    summary_prompt = next(c[0].content for c in model.calls if "Summary" in c[0].content)
+    assert 'Movie.title: "the matrix" -> "The Matrix"' in summary_prompt  # the model is told the mapping
 
 
 def test_the_row_cap_applies_in_the_database_and_the_summariser_is_told(movies_db, store):
@@ -201,3 +243,16 @@ def test_streaming_emits_every_step_in_order(movies_db, store):
     labels = [i["label"] for i in items[:-1]]
     assert labels == ["Guardrail", "Cypher generation", "Value mapping", "Cypher execution", "Evaluation", "Answer"]
     assert items[-1].rows == [[1956]] and items[1]["payload"]["cypher"].endswith("RETURN p.born AS born")
+
+
+def test_on_other_backends_examples_stay_in_memory_and_the_data_is_untouched(movies_db):
+    scratch = movies_db.sibling(f"data_{uuid.uuid4().hex[:8]}")
+    scratch.write("CREATE (:Person {name: 'Ada'})")
+    try:
+        model = flow_model(GuardrailDecision=[OK], CypherQuery=[{"cypher": "MATCH (p:Person) RETURN p.name AS name"}], Summary=[{"answer": "Ada"}])
+        flow = Text2CypherFlow("naive", conversation_factory=lambda: model, database=PortableGraph(scratch))
+        assert flow.ask("Who is there?").answer == "Ada"
+        assert flow.context.store.count() > 40  # seeded, in memory
+        assert scratch.query("MATCH (n) RETURN count(n)").rows == [[1]]  # nothing written into the data
+    finally:
+        scratch.clear()

@@ -123,3 +123,26 @@ async def test_a_second_question_on_a_thread_starts_clean_and_async_runs_work(mo
     second = await flow.aask("When was Tom Hanks born, again?", thread_id="t")
     assert [s.question for s in first.subanswers] == ["Born?"] and [s.question for s in second.subanswers] == ["Born again?"]
     assert second.usage.llm_calls == 5 and second.answer == "still 1956"
+
+
+def test_bad_replies_in_parallel_branches_never_overrun_the_budget(movies_db, store):
+    bad = lambda messages: "no tool call here"  # noqa: E731 - a reply the responder must retry
+    invalid = {"cypher": "MATCH (m:Movie) RETURN m ORDER BY"}
+    model = flow_model(
+        GuardrailDecision=[OK], SubQuestions=[{"questions": ["A?", "B?", "C?"]}],
+        CypherQuery=[bad, invalid, bad, invalid, bad, invalid, invalid, invalid, invalid],
+        InformationCheck=[{"enough": True}], Summary=[{"answer": "done"}],
+    )
+    flow = Text2CypherFlow("planner", conversation_factory=lambda: model, database=movies_db, fewshots=store, max_llm_calls=10)
+    result = flow.ask("A, B and C?")
+    assert result.usage.llm_calls <= 10 and len(model.calls) <= 10
+
+
+def test_an_unusable_information_check_is_a_model_error_not_a_budget_stop(movies_db, store):
+    born = "MATCH (p:Person {name: 'Tom Hanks'}) RETURN p.born AS born"
+    model = flow_model(
+        GuardrailDecision=[OK], SubQuestions=[{"questions": ["Born?"]}], CypherQuery=[{"cypher": born}],
+        InformationCheck=[lambda m: "I think so", lambda m: "yes"], Summary=[{"answer": "1956"}],
+    )
+    result = Text2CypherFlow("planner", conversation_factory=lambda: model, database=movies_db, fewshots=store).ask("Born?")
+    assert result.stop_reason == "model_error" and result.answer == "1956" and "InformationCheck" in result.error

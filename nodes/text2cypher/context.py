@@ -3,6 +3,7 @@ and a budget-aware way to ask the model for one structured reply."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -14,7 +15,7 @@ from pydantic import BaseModel
 
 from nodes.graphdb.protocol import GraphDatabase
 from nodes.reflexion.responder import Responder
-from nodes.text2cypher.fewshots import FewShotStore
+from nodes.text2cypher.fewshots import FewShotStore, MemoryFewShotStore
 from nodes.text2cypher.value_mapping import ValueMapper
 from schemas.graphdb import GraphSchema
 from schemas.reflexion import TokenUsage
@@ -30,7 +31,7 @@ class FlowContext:
     model: BaseChatModel
     db: GraphDatabase
     flow: Flow
-    store: FewShotStore | None = None
+    store: FewShotStore | MemoryFewShotStore | None = None
     max_retries: int = 3
     max_llm_calls: int = 12
     row_cap: int = 100
@@ -38,8 +39,10 @@ class FlowContext:
     few_shot_k: int = 5
     schema_chars: int = 6000
     learn: bool = True
+    cache_seconds: float = 300.0
     mapper: ValueMapper = field(init=False)
     _schema: GraphSchema | None = field(default=None, init=False)
+    _schema_read_at: float = field(default=0.0, init=False)
 
     def __post_init__(self) -> None:
         self.mapper = ValueMapper(self.db)
@@ -50,13 +53,18 @@ class FlowContext:
         return 0 if self.flow == "naive" else self.max_retries
 
     def can_correct(self, state: Mapping[str, Any]) -> bool:
-        """Another correction is allowed, and the budget keeps a call for it and one for the summary."""
-        return state.get("corrections", 0) < self.corrections_allowed and calls_left(self, state) >= 2
+        """Another correction is allowed, and the budget keeps a call for it, for the evaluation
+        that follows it (retry + evaluate), and for the summary."""
+        needed = 3 if self.flow == "retry_evaluate" else 2
+        return state.get("corrections", 0) < self.corrections_allowed and calls_left(self, state) >= needed
 
     def schema(self) -> GraphSchema:
-        """The live schema, read once (it is sampled, never scanned)."""
-        if self._schema is None:
+        """The live schema, sampled (never scanned) and read again after `cache_seconds`, when the
+        stored values the value mapper knows are forgotten too, so changed data is seen."""
+        if self._schema is None or time.monotonic() - self._schema_read_at > self.cache_seconds:
             self._schema = self.db.schema()
+            self._schema_read_at = time.monotonic()
+            self.mapper = ValueMapper(self.db)
         return self._schema
 
 

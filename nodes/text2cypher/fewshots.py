@@ -132,11 +132,12 @@ class FewShotStore:
         if k <= 0:
             return []
         try:
-            if self.native and self.embed is not None:
+            vector = self._vector(question)
+            if self.native and vector is not None:
                 rows = self._rows(
                     f"CALL db.idx.vector.queryNodes('{EXAMPLE_LABEL}', 'embedding', $k, vecf32($v)) YIELD node, score "
                     "RETURN node.question, node.cypher, node.source ORDER BY score ASC",
-                    {"k": k, "v": [float(x) for x in self.embed(question)]},
+                    {"k": k, "v": vector},
                 )
             elif self.native:
                 terms = search_terms(question)
@@ -155,6 +156,43 @@ class FewShotStore:
             return []  # no index yet (nothing stored): no examples rather than no answer
         return [FewShotExample(question=q, cypher=c, source=s or "seed") for q, c, s in rows]
 
+    def _vector(self, question: str) -> list[float] | None:
+        """The question's embedding, or None (no embedder, or it failed: full-text search still works)."""
+        if self.embed is None:
+            return None
+        try:
+            return [float(x) for x in self.embed(question)]
+        except Exception:  # noqa: BLE001 - a failing embedding service must not cost the answer
+            return None
+
     def clear(self) -> None:
         """Remove every stored example."""
         self.db.write(f"MATCH (e:{EXAMPLE_LABEL}) DELETE e")
+
+
+class MemoryFewShotStore:
+    """The same store, kept in this process (lost at exit): for backends with no room for examples."""
+
+    native = False
+
+    def __init__(self) -> None:
+        self._examples: dict[str, FewShotExample] = {}
+
+    def add(self, question: str, cypher: str, source: str = "learned") -> bool:
+        key = question_key(question)
+        if not key or not cypher.strip() or key in self._examples:
+            return False
+        self._examples[key] = FewShotExample(question=question.strip(), cypher=cypher.strip(), source=source)
+        return True
+
+    seed_from_csv = FewShotStore.seed_from_csv
+
+    def count(self) -> int:
+        return len(self._examples)
+
+    def search(self, question: str, k: int = 5) -> list[FewShotExample]:
+        rows = [[e.question, e.cypher, e.source] for e in self._examples.values()]
+        return [FewShotExample(question=q, cypher=c, source=s) for q, c, s in ranked(question, rows, k)]
+
+    def clear(self) -> None:
+        self._examples.clear()

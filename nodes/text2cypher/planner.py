@@ -69,14 +69,17 @@ def subquery(branch: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]:
             ctx.db.validate(cypher)
         except QueryError as e:
             fix = CORRECT_INSTRUCTION.format(question=question, cypher=cypher, feedback=e.message, mappings="")
-            fixed, spent, _ = ask(ctx, CypherQuery, system, fix, spent=spent, left=left - 1)
+            fixed, spent, _ = ask(ctx, CypherQuery, system, fix, spent=spent, left=left - spent.llm_calls)
             if fixed is not None:
                 cypher, mappings = ctx.mapper.map(fixed.cypher)
         except DatabaseUnavailableError as e:
             attempt = Attempt(cypher=cypher, error=str(e))
             cypher = ""
         if cypher:
-            attempt = run_query(ctx, cypher, [m.model_dump() for m in mappings])
+            try:
+                attempt = run_query(ctx, cypher, [m.model_dump() for m in mappings])
+            except DatabaseUnavailableError as e:
+                attempt = Attempt(cypher=cypher, error=str(e))
     emit("Sub-question", question=question, cypher=attempt.cypher, rows=len(attempt.rows), error=attempt.error)
     answer = SubAnswer(question=question, attempt=attempt).model_dump()
     return {"subanswers": [{**answer, "round": branch["round"], "usage": spent.model_dump()}]}
@@ -98,12 +101,12 @@ def check(state: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]:
     """Enough information? If not, and rounds and budget remain, plan the next round."""
     if calls_left(ctx, state) < RESERVED_CALLS:  # keep the summary's call
         return {"pending": []}
-    verdict, usage, _ = ask(
+    verdict, usage, error = ask(
         ctx, InformationCheck, CHECK_PROMPT.format(question=state["question"], gathered=gathered_text(state)),
         "Check the information.", spent=main_usage(state), left=calls_left(ctx, state) - 1,
     )
     if verdict is None:
-        return {"usage": usage.model_dump(), "pending": []}
+        return {**failed_call(error, usage), "pending": []}
     after = {**state, "usage": usage.model_dump()}
     more_rounds = state.get("round", 0) < MAX_ROUNDS
     pending = [] if verdict.enough or not more_rounds else _fitting(verdict.missing, ctx, after)

@@ -57,8 +57,8 @@ def guardrail(state: Mapping[str, Any], ctx: FlowContext) -> Update:
     """Refuse, helpfully, a question the graph's schema cannot answer."""
     try:
         schema = ctx.schema()
-    except DatabaseUnavailableError as e:
-        return {"stop_reason": "tool_unavailable", "error": str(e)}
+    except GraphDatabaseError as e:  # down, or too slow to describe itself
+        return {"stop_reason": "tool_unavailable", "error": f"the schema could not be read: {e}"}
     decision, usage, error = ask(
         ctx, GuardrailDecision, GUARDRAIL_PROMPT.format(domain=domain_text(schema)), state["question"],
         spent=main_usage(state), left=calls_left(ctx, state),
@@ -181,6 +181,8 @@ def _why_it_ended(state: Mapping[str, Any], ctx: FlowContext) -> str:
     unresolved = last is None or last.error is not None or (ctx.flow == "retry_evaluate" and not state.get("evaluated_ok"))
     if not unresolved:
         return "answered"
+    if ctx.corrections_allowed == 0:
+        return "query_failed"
     return "retries_exhausted" if state.get("corrections", 0) >= ctx.corrections_allowed else "budget"
 
 
@@ -216,7 +218,10 @@ def summarize(state: Mapping[str, Any], ctx: FlowContext) -> Update:
     else:
         update["answer"] = answer.answer
     if _learnable(state, ctx, chosen):
-        update["learned"] = ctx.store.add(state["question"], chosen.cypher, source="learned")  # type: ignore[union-attr]
+        try:
+            update["learned"] = ctx.store.add(state["question"], chosen.cypher, source="learned")  # type: ignore[union-attr]
+        except Exception as e:  # noqa: BLE001 - a store that fails (or a failing embed) must not lose the answer
+            update["learned"], update["error"] = False, f"the example could not be stored: {type(e).__name__}: {e}"
         emit("Learned example", learned=update["learned"], cypher=chosen.cypher)
     emit("Answer", answer=update["answer"], stop_reason=update["stop_reason"])
     return update

@@ -15,7 +15,7 @@ import re
 
 from nodes.graphdb.cypher_text import quote_name
 from nodes.graphdb.protocol import GraphDatabase
-from schemas.errors import QueryError
+from schemas.errors import GraphDatabaseError
 from schemas.text2cypher import ValueMapping
 
 MAX_DISTINCT_VALUES = 5000
@@ -38,23 +38,24 @@ def _quote(value: str, like: str) -> str:
     return quote + value.replace("\\", "\\\\").replace(quote, "\\" + quote) + quote
 
 
-def literals_in(cypher: str) -> list[tuple[str, str, str]]:
-    """(label, property, quoted literal) for each string compared with a node property."""
+def literals_in(cypher: str) -> list[tuple[str, str, str, int]]:
+    """(label, property, quoted literal, where it starts) for each string compared with a node property."""
     labels: dict[str, str] = {}
-    found: list[tuple[str, str, str]] = []
-    for var, label, props in _NODE.findall(cypher):
+    found: list[tuple[str, str, str, int]] = []
+    for node in _NODE.finditer(cypher):
+        var, label = node.group(1), node.group(2)
         if var:
             labels.setdefault(var, label)
-        for prop, literal in _MAP_ENTRY.findall(props or ""):
-            found.append((label, prop, literal))
+        if node.group(3):
+            found += [(label, e.group(1), e.group(2), node.start(3) + e.start(2)) for e in _MAP_ENTRY.finditer(node.group(3))]
     for m in _EQUALS.finditer(cypher):
-        var, prop, literal = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(5), m.group(6), m.group(4))
+        var, prop, at = (m.group(1), m.group(2), 3) if m.group(1) else (m.group(5), m.group(6), 4)
         if var in labels:
-            found.append((labels[var], prop, literal))
-    for var, prop, items in _IN_LIST.findall(cypher):
-        if var in labels:
-            found.extend((labels[var], prop, literal) for literal in re.findall(_STRING, items))
-    return list(dict.fromkeys(found))
+            found.append((labels[var], prop, m.group(at), m.start(at)))
+    for m in _IN_LIST.finditer(cypher):
+        if m.group(1) in labels:
+            found += [(labels[m.group(1)], m.group(2), item.group(0), m.start(3) + item.start()) for item in re.finditer(_STRING, m.group(3))]
+    return sorted(set(found), key=lambda item: item[3])
 
 
 def _squash(text: str) -> str:
@@ -97,22 +98,30 @@ class ValueMapper:
             self._values[key] = [row[0] for row in rows if isinstance(row[0], str)]
         return self._values[key]
 
+    def _stored_value_for(self, label: str, prop: str, given: str) -> str | None:
+        """The stored value `given` stands for, if it is not stored itself; None to leave it."""
+        try:
+            if self._exists(label, prop, given):
+                return None
+            mapped = closest_value(given, self._stored(label, prop))
+        except GraphDatabaseError:  # an unknown property, a slow or lost database: the query's own run reports
+            return None
+        return mapped if mapped != given else None
+
     def map(self, cypher: str) -> tuple[str, list[ValueMapping]]:
-        """(the query with unmatched literals replaced, the mappings made)."""
-        mappings: list[ValueMapping] = []
-        for label, prop, literal in literals_in(cypher):
+        """(the query with unmatched literals replaced where they are compared, the mappings made)."""
+        mappings: dict[tuple[str, str, str], ValueMapping | None] = {}
+        pieces, end = [], 0
+        for label, prop, literal, start in literals_in(cypher):
             given = _unquote(literal)
-            try:
-                if self._exists(label, prop, given):
-                    continue
-                mapped = closest_value(given, self._stored(label, prop))
-            except QueryError:  # an unknown label or property: the query's own run will report it
-                continue
-            if mapped is None or mapped == given:
-                continue
-            cypher = cypher.replace(literal, _quote(mapped, literal))
-            mappings.append(ValueMapping(label=label, property=prop, given=given, mapped=mapped))
-        return cypher, mappings
+            key = (label, prop, given)
+            if key not in mappings:
+                mapped = self._stored_value_for(label, prop, given)
+                mappings[key] = ValueMapping(label=label, property=prop, given=given, mapped=mapped) if mapped else None
+            if mappings[key] is not None and start >= end:
+                pieces += [cypher[end:start], _quote(mappings[key].mapped, literal)]  # type: ignore[union-attr]
+                end = start + len(literal)
+        return "".join(pieces) + cypher[end:], [m for m in mappings.values() if m is not None]
 
 
 def describe_mappings(mappings: list[ValueMapping]) -> str:
