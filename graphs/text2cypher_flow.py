@@ -61,6 +61,7 @@ class Text2CypherFlow:
         few_shot_k: int = 5,
         schema_chars: int = DEFAULT_SCHEMA_CHARS,
         learn: bool = True,
+        cache_seconds: float = 300.0,
         checkpointer: Any = None,
     ) -> None:
         if flow not in FLOWS:
@@ -74,7 +75,7 @@ class Text2CypherFlow:
         self._database, self._fewshots, self.seed_examples, self.embed = database, fewshots, seed_examples, embed
         self.limits = {
             "max_retries": max_retries, "max_llm_calls": max_llm_calls, "row_cap": row_cap, "query_timeout": query_timeout,
-            "few_shot_k": few_shot_k, "schema_chars": schema_chars, "learn": learn,
+            "few_shot_k": few_shot_k, "schema_chars": schema_chars, "learn": learn, "cache_seconds": cache_seconds,
         }
         self.checkpointer = checkpointer
         self._context: FlowContext | None = None
