@@ -256,3 +256,18 @@ def test_on_other_backends_examples_stay_in_memory_and_the_data_is_untouched(mov
         assert scratch.query("MATCH (n) RETURN count(n)").rows == [[1]]  # nothing written into the data
     finally:
         scratch.clear()
+
+
+@pytest.mark.parametrize(
+    ("flow", "calls", "query", "summaries", "answer_start"),
+    [
+        ("naive", 2, HANKS, [], "The LLM-call budget ran out before a summary"),  # no call left for the summary
+        ("retry", 3, "MATCH (n) RETURN n ORDER BY", [{"answer": "The query failed."}], "The query failed."),  # none for a correction
+    ],
+)
+def test_every_flow_ends_on_its_budget_with_the_best_answer_so_far(movies_db, store, flow, calls, query, summaries, answer_start):
+    flow_object, model = make_flow(
+        flow, movies_db, store, max_llm_calls=calls, GuardrailDecision=[OK], CypherQuery=[{"cypher": query}], Summary=summaries,
+    )
+    result = flow_object.ask("Which movies did Tom Hanks act in?")
+    assert result.stop_reason == "budget" and result.answer.startswith(answer_start) and len(model.calls) == calls
