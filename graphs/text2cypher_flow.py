@@ -124,7 +124,6 @@ class Text2CypherFlow:
     def _after_start(state: Text2CypherState) -> Literal["guardrail", "__end__"]:
         return END if state.get("stop_reason") else "guardrail"
 
-
     def _after_guardrail(self, state: Text2CypherState) -> Literal["generate", "plan", "__end__"]:
         if state.get("stop_reason"):
             return END

@@ -205,6 +205,10 @@ def summarize(state: Mapping[str, Any], ctx: FlowContext) -> Update:
     update: Update = {"stop_reason": reason}
     if chosen is None:
         return {**update, "answer": None}
+    if chosen.error is not None:  # no query ran: say so, rather than let a summary read "no rows" as "no data"
+        update["answer"] = fallback_answer(chosen, reason)
+        emit("Answer", answer=update["answer"], stop_reason=reason)
+        return update
     mappings = [ValueMapping.model_validate(m) for m in chosen.mappings]
     told = f"Values in the question were mapped to stored values: {describe_mappings(mappings)}.\n" if mappings else ""
     summary, rows = rows_text(chosen.columns, chosen.rows, chosen.truncated)
