@@ -1,0 +1,159 @@
+"""`reflexion`: the command line of the project.
+
+    reflexion ask "Who directed The Matrix?" [--flow reflexion|naive|retry|retry_evaluate|planner] [--json]
+    reflexion graphs                      # the graphs of langgraph.json, and those in the embedded database
+    reflexion draw text2cypher_planner out.png   # a picture (PNG needs pygraphviz; .mmd writes Mermaid text)
+    reflexion load script.cypher --graph mygraph  # a Cypher script into the embedded database
+
+Exit codes: 0 answered, 1 no usable answer, 2 configuration error (no model key,
+an unknown graph or flow), 3 database unavailable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from graphs.text2cypher_flow import FLOWS, Text2CypherFlow
+from nodes.graphdb import connect, ensure_movies_graph, load_cypher_script
+from nodes.models.resolve import chat_model_from_env
+from schemas.errors import ConfigurationError, DatabaseUnavailableError
+
+LANGGRAPH_JSON = Path(__file__).resolve().parents[1] / "langgraph.json"
+EXIT_ANSWERED, EXIT_NO_ANSWER, EXIT_CONFIGURATION, EXIT_DATABASE = 0, 1, 2, 3
+
+
+def registered_graphs() -> dict[str, str]:
+    return json.loads(LANGGRAPH_JSON.read_text())["graphs"]
+
+
+def load_graph(name: str) -> Any:
+    """The compiled graph `langgraph.json` registers as `name`."""
+    graphs = registered_graphs()
+    if name not in graphs:
+        raise ConfigurationError(f"unknown graph {name!r}; the graphs are {', '.join(sorted(graphs))}")
+    path, _, attribute = graphs[name].partition(":")
+    module = importlib.import_module(path.removeprefix("./").removesuffix(".py").replace("/", "."))
+    return getattr(module, attribute)
+
+
+def _database(args: argparse.Namespace) -> Any:
+    db = connect({"backend": "falkordb", "graph": args.graph, "data_dir": args.data_dir})
+    if args.graph == "movies":
+        ensure_movies_graph(db)
+    return db
+
+
+def cmd_ask(args: argparse.Namespace, out: Console) -> int:
+    model = chat_model_from_env(args.model)
+    db = _database(args)
+    show = (lambda *a, **k: None) if args.json else out.print
+    show(f"[bold]Question:[/bold] {args.question}")
+    if args.flow == "reflexion":
+        from graphs.kg_query_agent import KGQueryReflexionAgent
+
+        agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=db, max_steps=args.max_steps)
+        result = agent.execute(args.question, on_step=lambda step, node, message, update: show(f"[dim][{node} {step}][/dim]"))
+        payload = result.model_dump(mode="json")
+        answered = result.tool_result is not None
+        summary = f"{result.answer}\nrows: {result.tool_result}"
+    else:
+        flow = Text2CypherFlow(args.flow, conversation_factory=lambda: model, database=db)
+        result = flow.ask(args.question, on_event=lambda e: show(f"[dim][{e['label']}][/dim] {json.dumps(e['payload'], default=str)[:200]}"))
+        payload = result.model_dump(mode="json")
+        answered = result.stop_reason == "answered"
+        summary = result.answer or ""
+    if args.json:
+        print(json.dumps(payload, ensure_ascii=False, default=str))
+    else:
+        out.print(f"\n[bold]Stopped:[/bold] {payload['stop_reason']}\n{summary}")
+    return EXIT_ANSWERED if answered else EXIT_NO_ANSWER
+
+
+def cmd_graphs(args: argparse.Namespace, out: Console) -> int:
+    listing: dict[str, Any] = {"registered": sorted(registered_graphs())}
+    if not args.registered_only:
+        listing["database"] = connect({"backend": "falkordb", "data_dir": args.data_dir}).graphs()  # type: ignore[attr-defined]
+    if args.json:
+        print(json.dumps(listing))
+    else:
+        for key, names in listing.items():
+            out.print(f"[bold]{key}:[/bold] {', '.join(names) or '(none)'}")
+    return EXIT_ANSWERED
+
+
+def cmd_draw(args: argparse.Namespace, out: Console) -> int:
+    drawing = load_graph(args.name).get_graph()
+    target = Path(args.output)
+    if target.suffix.lower() == ".png":
+        try:
+            drawing.draw_png(str(target))
+        except ImportError as e:
+            raise ConfigurationError("PNG drawing needs pygraphviz (and Graphviz); write a .mmd file for Mermaid text") from e
+    else:
+        target.write_text(drawing.draw_mermaid(), encoding="utf-8")
+    out.print(f"Wrote {target}")
+    return EXIT_ANSWERED
+
+
+def cmd_load(args: argparse.Namespace, out: Console) -> int:
+    db = connect({"backend": "falkordb", "graph": args.graph, "data_dir": args.data_dir})
+    report = load_cypher_script(db, Path(args.script))
+    server = getattr(db, "server", None)
+    if server is not None:
+        server.save()
+    out.print(f"Loaded {args.script} into {args.graph!r}: {report.executed} statements, "
+              f"{len(report.translated)} translated, {len(report.skipped)} skipped")
+    for statement, why in report.skipped:
+        out.print(f"  skipped: {statement[:80]} ({why})")
+    return EXIT_ANSWERED
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="reflexion", description="Self-correcting LLM agents over knowledge graphs.")
+    root.add_argument("--data-dir", help="embedded database directory (default: $REFLEXION_DATA_DIR)")
+    commands = root.add_subparsers(dest="command", required=True)
+    ask = commands.add_parser("ask", help="ask a knowledge-graph question")
+    ask.add_argument("question")
+    ask.add_argument("--flow", choices=["reflexion", *FLOWS], default="reflexion")
+    ask.add_argument("--graph", default="movies")
+    ask.add_argument("--model", help="e.g. openai:gpt-4o-mini (default: $REFLEXION_MODEL)")
+    ask.add_argument("--max-steps", type=int, default=30)
+    ask.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    ask.set_defaults(run=cmd_ask)
+    graphs = commands.add_parser("graphs", help="list the registered graphs and the database's graphs")
+    graphs.add_argument("--registered-only", action="store_true")
+    graphs.add_argument("--json", action="store_true")
+    graphs.set_defaults(run=cmd_graphs)
+    draw = commands.add_parser("draw", help="draw a registered graph to a .png or .mmd file")
+    draw.add_argument("name")
+    draw.add_argument("output")
+    draw.set_defaults(run=cmd_draw)
+    load = commands.add_parser("load", help="load a Cypher script into the embedded database")
+    load.add_argument("script")
+    load.add_argument("--graph", default="movies")
+    load.set_defaults(run=cmd_load)
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    out, err = Console(), Console(stderr=True)
+    try:
+        return args.run(args, out)
+    except ConfigurationError as e:
+        err.print(f"[red]Configuration error:[/red] {e}")
+        return EXIT_CONFIGURATION
+    except DatabaseUnavailableError as e:
+        err.print(f"[red]Database unavailable:[/red] {e}")
+        return EXIT_DATABASE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

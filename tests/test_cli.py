@@ -1,0 +1,89 @@
+"""The `reflexion` command: each subcommand, its JSON output and its exit codes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from graphs.cli import main
+from schemas.errors import DatabaseUnavailableError
+from tests.openai_stub import OpenAIStub
+
+HANKS = "MATCH (p:Person {name: 'Tom Hanks'})-[:ACTED_IN]->(m:Movie) RETURN m.title AS title"
+
+
+@pytest.fixture
+def data_dir(falkordb_server, movies_db) -> str:
+    return str(falkordb_server.data_dir)
+
+
+def flow_replies(request: dict[str, Any]) -> dict[str, Any]:
+    tool = request["tool_choice"]["function"]["name"]
+    return {"tool": tool, "args": {
+        "GuardrailDecision": {"answerable": True}, "CypherQuery": {"cypher": HANKS},
+        "Evaluation": {"ok": True}, "Summary": {"answer": "Tom Hanks acted in 12 movies."},
+        "GenerateQuery": {"answer": HANKS}, "ReviseQuery": {"revised_query": HANKS, "score": 9},
+    }[tool]}
+
+
+@pytest.mark.parametrize("flow", ["reflexion", "naive", "retry_evaluate"])
+def test_ask_answers_with_json_output(monkeypatch, capsys, data_dir, flow):
+    with OpenAIStub(flow_replies) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        code = main(["--data-dir", data_dir, "ask", "Which movies did Tom Hanks act in?", "--flow", flow, "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0
+    rows = result.get("tool_result") or result.get("rows")
+    assert len(rows) == 12 and ["Cast Away"] in rows
+
+
+def test_ask_prints_each_step_live(monkeypatch, capsys, data_dir):
+    with OpenAIStub(flow_replies) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        assert main(["--data-dir", data_dir, "ask", "Which movies did Tom Hanks act in?", "--flow", "naive"]) == 0
+    out = capsys.readouterr().out
+    assert out.index("[Guardrail]") < out.index("[Cypher generation]") < out.index("[Cypher execution]")
+    assert "Tom Hanks acted in 12 movies." in out and "Stopped: answered" in out
+
+
+def test_missing_model_key_and_a_down_database_have_their_exit_codes(monkeypatch, capsys, data_dir):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert main(["--data-dir", data_dir, "ask", "anything"]) == 2
+    assert "OPENAI_API_KEY" in capsys.readouterr().err
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+
+    def unreachable(connection_args):
+        raise DatabaseUnavailableError("FalkorDB at 127.0.0.1:1 is unreachable")
+
+    monkeypatch.setattr("graphs.cli.connect", unreachable)
+    assert main(["ask", "anything"]) == 3 and "Database unavailable: FalkorDB at 127.0.0.1:1" in capsys.readouterr().err
+
+
+def test_graphs_lists_registered_and_stored_graphs(capsys, data_dir):
+    assert main(["--data-dir", data_dir, "graphs", "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert "text2cypher_planner" in listing["registered"] and "movies" in listing["database"]
+
+
+def test_draw_writes_mermaid_and_refuses_unknown_graphs(tmp_path, capsys):
+    target = tmp_path / "planner.mmd"
+    assert main(["draw", "text2cypher_planner", str(target)]) == 0
+    assert "subquery" in target.read_text() and "check -.-> subquery" in target.read_text()
+    assert main(["draw", "no_such_graph", str(tmp_path / "x.mmd")]) == 2
+    assert "unknown graph 'no_such_graph'" in capsys.readouterr().err
+
+
+def test_load_runs_a_cypher_script_into_a_named_graph(tmp_path, capsys, data_dir, movies_db):
+    script = tmp_path / "tiny.cypher"
+    script.write_text("CREATE CONSTRAINT IF NOT EXISTS FOR (c:City) REQUIRE (c.name) IS UNIQUE;\nCREATE (:City {name: 'Oslo'});\n")
+    assert main(["--data-dir", data_dir, "load", str(script), "--graph", "cli_cities"]) == 0
+    printed = capsys.readouterr().out
+    assert "Loaded" in printed and "into 'cli_cities'" in printed and "1 translated" in printed
+    cities = movies_db.sibling("cli_cities")
+    try:
+        assert cities.query("MATCH (c:City) RETURN c.name").rows == [["Oslo"]]
+    finally:
+        cities.clear()
