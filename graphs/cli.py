@@ -4,6 +4,8 @@
     reflexion graphs                      # the graphs of langgraph.json, and those in the embedded database
     reflexion draw text2cypher_planner out.png   # a picture (PNG needs pygraphviz; .mmd writes Mermaid text)
     reflexion load script.cypher --graph mygraph  # a Cypher script into the embedded database
+    reflexion react "What is 465 times 321?" [--agent tools|wikipedia] [--sample-corpus] [--json]
+    reflexion extract "I own a Fiat Panda with 45Hp." [--schema package.module:Model] [--json]
 
 Exit codes: 0 answered, 1 no usable answer, 2 configuration error (no model key,
 an unknown graph or flow), 3 database unavailable.
@@ -69,11 +71,58 @@ def cmd_ask(args: argparse.Namespace, out: Console) -> int:
         payload = result.model_dump(mode="json")
         answered = result.stop_reason == "answered"
         summary = result.answer or ""
+    return _finish(payload, answered, summary, args, out)
+
+
+def _finish(payload: dict[str, Any], answered: bool, text: str, args: argparse.Namespace, out: Console) -> int:
     if args.json:
         print(json.dumps(payload, ensure_ascii=False, default=str))
     else:
-        out.print(f"\n[bold]Stopped:[/bold] {payload['stop_reason']}\n{summary}")
+        out.print(f"\n[bold]Stopped:[/bold] {payload['stop_reason']}\n{text}")
     return EXIT_ANSWERED if answered else EXIT_NO_ANSWER
+
+
+def cmd_react(args: argparse.Namespace, out: Console) -> int:
+    model = chat_model_from_env(args.model)
+    show = (lambda *a, **k: None) if args.json else out.print
+    if args.agent == "wikipedia":
+        from graphs.wikipedia_react_agent import WikipediaReActAgent
+        from nodes.tools.wikipedia import WikipediaTools
+
+        tools = WikipediaTools.sample() if args.sample_corpus else None
+        agent: Any = WikipediaReActAgent(lambda: model, wikipedia=tools)
+    else:
+        from graphs.react_agent import ReActAgent
+        from nodes.tools.arithmetic import ARITHMETIC_TOOLS
+
+        agent = ReActAgent(ARITHMETIC_TOOLS, lambda: model, add_llm_as_fallback=True)
+
+    def step(number: int, node: str, message: Any, update: dict[str, Any]) -> None:
+        for outcome in (update.get("outcomes") or [])[-1:] if node == "execute_tool" else []:
+            show(f"[dim][step {number}][/dim] {outcome['action']} -> {outcome['content'][:200]}")
+
+    result = agent.execute(args.question, on_step=step)
+    text = f"{result.answer}" + (f"\nsources: {', '.join(result.sources)}" if result.sources else "")
+    return _finish(result.model_dump(mode="json"), result.finished, text, args, out)
+
+
+def _schema_class(spec: str) -> Any:
+    module_name, _, class_name = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError, ValueError) as e:
+        raise ConfigurationError(f"cannot import the schema {spec!r} (write package.module:ClassName): {e}") from e
+
+
+def cmd_extract(args: argparse.Namespace, out: Console) -> int:
+    from graphs.structured_output_agent import StructuredOutputReflectionAgent
+
+    model = chat_model_from_env(args.model)
+    agent = StructuredOutputReflectionAgent(_schema_class(args.schema), lambda: model, max_retries=args.max_retries)
+    result = agent.extract(args.passage)
+    payload = {**result.model_dump(mode="json"), "value": result.value.model_dump(mode="json") if result.value else None}
+    text = json.dumps(payload["value"], ensure_ascii=False, indent=1) if result.ok else f"No valid output: {result.error}"
+    return _finish(payload, result.ok, text, args, out)
 
 
 def cmd_graphs(args: argparse.Namespace, out: Console) -> int:
@@ -139,6 +188,20 @@ def parser() -> argparse.ArgumentParser:
     load.add_argument("script")
     load.add_argument("--graph", default="movies")
     load.set_defaults(run=cmd_load)
+    react = commands.add_parser("react", help="run a ReAct agent")
+    react.add_argument("question")
+    react.add_argument("--agent", choices=["tools", "wikipedia"], default="tools")
+    react.add_argument("--sample-corpus", action="store_true", help="Wikipedia: the offline sample instead of the live API")
+    react.add_argument("--model")
+    react.add_argument("--json", action="store_true")
+    react.set_defaults(run=cmd_react)
+    extract = commands.add_parser("extract", help="extract validated structured output from a passage")
+    extract.add_argument("passage")
+    extract.add_argument("--schema", default="schemas.extraction:CarCollection", help="package.module:PydanticModel")
+    extract.add_argument("--max-retries", type=int, default=3)
+    extract.add_argument("--model")
+    extract.add_argument("--json", action="store_true")
+    extract.set_defaults(run=cmd_extract)
     return root
 
 

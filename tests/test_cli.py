@@ -87,3 +87,36 @@ def test_load_runs_a_cypher_script_into_a_named_graph(tmp_path, capsys, data_dir
         assert cities.query("MATCH (c:City) RETURN c.name").rows == [["Oslo"]]
     finally:
         cities.clear()
+
+
+def test_react_runs_the_tool_agent_and_the_wikipedia_agent(monkeypatch, capsys):
+    def tools(request: dict[str, Any]) -> dict[str, Any]:
+        last = request["messages"][-1]
+        if last["role"] == "user":
+            return {"tool": "multiply", "args": {"a": 465, "b": 321}}
+        return {"tool": "finish", "args": {"answer": last["content"]}}
+
+    with OpenAIStub(tools) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        assert main(["react", "What is 465 times 321?", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["answer"] == "149265"
+    replies = iter(["Action 1\n<search>Elia Kazan", "Action 2\n<finish>director"])
+    with OpenAIStub(lambda request: {"text": next(replies)}) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        assert main(["react", "What was Elia Kazan?", "--agent", "wikipedia", "--sample-corpus"]) == 0
+    out = capsys.readouterr().out
+    assert "<search>Elia Kazan</search> -> Elia Kazan (born" in out and "sources: https://en.wikipedia.org/wiki/Elia_Kazan" in out
+
+
+def test_extract_validates_against_a_schema_and_reports_failures(monkeypatch, capsys):
+    cars = {"cars": [{"brand": "Fiat", "model": "Panda", "power": 45}]}
+    with OpenAIStub(lambda request: {"tool": "CarCollection", "args": cars}) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        assert main(["extract", "I own a Fiat Panda with 45Hp.", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["value"] == cars
+        assert main(["extract", "text", "--schema", "schemas.extraction:NoSuchModel"]) == 2
+        assert "cannot import the schema" in capsys.readouterr().err
+    with OpenAIStub(lambda request: {"text": "no JSON at all"}) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        assert main(["extract", "I own a Fiat Panda.", "--schema", "schemas.extraction:Car", "--max-retries", "0"]) == 1
+    assert "No valid output" in capsys.readouterr().out
