@@ -8,12 +8,13 @@ tools and the conversation) returning a tool call, plain text, or raw content.
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.loopback import LoopbackServer
 
 StubReply = dict[str, Any]  # {"tool": name, "args": {...}} | {"text": "..."} | {"raw_arguments": name, "text": "..."}
 
@@ -22,31 +23,18 @@ def tool_names(request: dict[str, Any]) -> list[str]:
     return [t["function"]["name"] for t in request.get("tools") or []]
 
 
-class OpenAIStub:
+class OpenAIStub(LoopbackServer):
     """`with OpenAIStub(reply_fn) as stub:` serves `stub.base_url`; `stub.requests` records bodies."""
 
     def __init__(self, reply: Callable[[dict[str, Any]], StubReply]) -> None:
+        super().__init__()
         self.reply = reply
         self.requests: list[dict[str, Any]] = []
-        stub = self
+        self.base_url = f"{self.address}/v1"
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                stub.requests.append(body)
-                payload = json.dumps(stub._completion(body)).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+    def handle(self, request: BaseHTTPRequestHandler, body: Any) -> None:
+        self.requests.append(body)
+        request.wfile.write(self.start_json(request, self._completion(body)))
 
     def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
         spec = self.reply(body)
@@ -67,10 +55,14 @@ class OpenAIStub:
             "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": 20, "total_tokens": prompt_chars // 4 + 20},
         }
 
-    def __enter__(self) -> OpenAIStub:
-        self._thread.start()
-        return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+def multiply_then_finish(a: int, b: int) -> Callable[[dict[str, Any]], StubReply]:
+    """A tool-calling model: `multiply(a, b)` for the question, then `finish` with the tool's result."""
+
+    def reply(request: dict[str, Any]) -> StubReply:
+        last = request["messages"][-1]
+        if last["role"] == "user":
+            return {"tool": "multiply", "args": {"a": a, "b": b}}
+        return {"tool": "finish", "args": {"answer": last["content"]}}
+
+    return reply

@@ -9,7 +9,7 @@ import pytest
 
 from graphs.cli import main
 from schemas.errors import DatabaseUnavailableError
-from tests.openai_stub import OpenAIStub
+from tests.openai_stub import OpenAIStub, multiply_then_finish
 
 HANKS = "MATCH (p:Person {name: 'Tom Hanks'})-[:ACTED_IN]->(m:Movie) RETURN m.title AS title"
 
@@ -90,13 +90,7 @@ def test_load_runs_a_cypher_script_into_a_named_graph(tmp_path, capsys, data_dir
 
 
 def test_react_runs_the_tool_agent_and_the_wikipedia_agent(monkeypatch, capsys):
-    def tools(request: dict[str, Any]) -> dict[str, Any]:
-        last = request["messages"][-1]
-        if last["role"] == "user":
-            return {"tool": "multiply", "args": {"a": 465, "b": 321}}
-        return {"tool": "finish", "args": {"answer": last["content"]}}
-
-    with OpenAIStub(tools) as stub:
+    with OpenAIStub(multiply_then_finish(465, 321)) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
         assert main(["react", "What is 465 times 321?", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["answer"] == "149265"

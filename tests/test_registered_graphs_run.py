@@ -7,19 +7,13 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
-from tests.openai_stub import OpenAIStub
+from tests.openai_stub import OpenAIStub, multiply_then_finish
 
 
 def test_the_react_tools_graph_answers_a_message(monkeypatch):
     from graphs import react_tools
 
-    def reply(request: dict[str, Any]) -> dict[str, Any]:
-        last = request["messages"][-1]
-        if last["role"] == "user":
-            return {"tool": "multiply", "args": {"a": 6, "b": 7}}
-        return {"tool": "finish", "args": {"answer": last["content"]}}
-
-    with OpenAIStub(reply) as stub:
+    with OpenAIStub(multiply_then_finish(6, 7)) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
         monkeypatch.setattr(react_tools.agent, "_chat", None)
         monkeypatch.setattr(react_tools.agent, "_responder", None)

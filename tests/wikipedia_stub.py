@@ -2,49 +2,37 @@
 
 from __future__ import annotations
 
-import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from nodes.tools.wikipedia_backends import AmbiguousPageError, LocalCorpus, PageNotFoundError
+from tests.loopback import LoopbackServer
 
 
-class MediaWikiStub:
+class MediaWikiStub(LoopbackServer):
     """`with MediaWikiStub(corpus) as stub:` serves `stub.api_url`; `delay` stalls replies, `trickle`
     sends the body a byte at a time with that pause between bytes, `status` fails them."""
 
     def __init__(self, corpus: LocalCorpus, *, delay: float = 0.0, trickle: float = 0.0, status: int = 200) -> None:
+        super().__init__()
         self.corpus, self.delay, self.trickle, self.status = corpus, delay, trickle, status
         self.requests: list[dict[str, str]] = []
-        stub = self
+        self.api_url = f"{self.address}/w/api.php"
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server API
-                params = {k: v[0] for k, v in parse_qs(urlparse(self.path).query).items()}
-                stub.requests.append({**params, "user-agent": self.headers.get("User-Agent", "")})
-                time.sleep(stub.delay)
-                payload = json.dumps(stub.answer(params)).encode()
-                self.send_response(stub.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                if not stub.trickle:
-                    self.wfile.write(payload)
-                    return
-                for i in range(len(payload)):
-                    self.wfile.write(payload[i : i + 1])
-                    self.wfile.flush()
-                    time.sleep(stub.trickle)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.api_url = f"http://127.0.0.1:{self._server.server_address[1]}/w/api.php"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+    def handle(self, request: BaseHTTPRequestHandler, body: Any) -> None:
+        params = {k: v[0] for k, v in parse_qs(urlparse(request.path).query).items()}
+        self.requests.append({**params, "user-agent": request.headers.get("User-Agent", "")})
+        time.sleep(self.delay)
+        payload = self.start_json(request, self.answer(params), self.status)
+        if not self.trickle:
+            request.wfile.write(payload)
+            return
+        for i in range(len(payload)):
+            request.wfile.write(payload[i : i + 1])
+            request.wfile.flush()
+            time.sleep(self.trickle)
 
     def answer(self, params: dict[str, str]) -> dict[str, Any]:
         if params.get("list") == "search":
@@ -57,11 +45,3 @@ class MediaWikiStub:
         except AmbiguousPageError:
             return {"query": {"pages": [{"title": title, "pageprops": {"disambiguation": ""}, "extract": "may refer to"}]}}
         return {"query": {"pages": [{"title": page.title, "fullurl": page.url, "extract": page.content}]}}
-
-    def __enter__(self) -> MediaWikiStub:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._server.shutdown()
-        self._server.server_close()

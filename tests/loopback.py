@@ -1,0 +1,51 @@
+"""A threaded HTTP server on a free loopback port, the base of the tests' stand-in services."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class LoopbackServer:
+    """`with Server() as s:` serves at `s.address`; a subclass answers in `handle(request, body)`,
+    where `body` is the decoded JSON of a POST and None for a GET."""
+
+    def __init__(self) -> None:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server API
+                server.handle(self, None)
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server API
+                server.handle(self, json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0)))))
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.address = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def handle(self, request: BaseHTTPRequestHandler, body: Any) -> None:
+        raise NotImplementedError
+
+    @staticmethod
+    def start_json(request: BaseHTTPRequestHandler, payload: Any, status: int = 200) -> bytes:
+        """Send the status and headers of a JSON reply; return the body, for the caller to write."""
+        data = json.dumps(payload).encode()
+        request.send_response(status)
+        request.send_header("Content-Type", "application/json")
+        request.send_header("Content-Length", str(len(data)))
+        request.end_headers()
+        return data
+
+    def __enter__(self) -> Any:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._server.shutdown()
+        self._server.server_close()
