@@ -57,21 +57,21 @@ def cmd_ask(args: argparse.Namespace, out: Console) -> int:
     db = _database(args)
     show = (lambda *a, **k: None) if args.json else out.print
     show(f"[bold]Question:[/bold] {args.question}")
-    if args.flow == "reflexion":
+    if args.flow == "reflexion":  # the same live steps and summary as `make run`
         from graphs.kg_query_agent import KGQueryReflexionAgent
+        from graphs.main import print_result, print_step
 
         agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=db, max_steps=args.max_steps)
-        result = agent.execute(args.question, on_step=lambda step, node, message, update: show(f"[dim][{node} {step}][/dim]"))
-        payload = result.model_dump(mode="json")
+        result = agent.execute(args.question, on_step=None if args.json else print_step)
         answered = result.tool_result is not None
-        summary = f"{result.answer}\nrows: {result.tool_result}"
-    else:
-        flow = Text2CypherFlow(args.flow, conversation_factory=lambda: model, database=db)
-        result = flow.ask(args.question, on_event=lambda e: show(f"[dim][{e['label']}][/dim] {json.dumps(e['payload'], default=str)[:200]}"))
-        payload = result.model_dump(mode="json")
-        answered = result.stop_reason == "answered"
-        summary = result.answer or ""
-    return _finish(payload, answered, summary, args, out)
+        if args.json:
+            print(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, default=str))
+        else:
+            print_result(result)
+        return EXIT_ANSWERED if answered else EXIT_NO_ANSWER
+    flow = Text2CypherFlow(args.flow, conversation_factory=lambda: model, database=db)
+    flow_result = flow.ask(args.question, on_event=lambda e: show(f"[dim][{e['label']}][/dim] {json.dumps(e['payload'], default=str)[:200]}"))
+    return _finish(flow_result.model_dump(mode="json"), flow_result.stop_reason == "answered", flow_result.answer or "", args, out)
 
 
 def _finish(payload: dict[str, Any], answered: bool, text: str, args: argparse.Namespace, out: Console) -> int:

@@ -25,7 +25,7 @@ DEFAULT_QUESTION = "Which movies did Tom Hanks act in?"
 MAX_ROWS_PRINTED = 15
 
 
-def _print_step(step: int, node: str, message: BaseMessage | None, update: dict[str, Any]) -> None:
+def print_step(step: int, node: str, message: BaseMessage | None, update: dict[str, Any]) -> None:
     if node == "draft" and message is not None:
         print(f"[draft] query: {message.tool_calls[0]['args'].get('answer')}", flush=True)
     elif node == "execute_tool":
@@ -44,7 +44,7 @@ def _print_step(step: int, node: str, message: BaseMessage | None, update: dict[
         print(f"[{node}] the model's reply could not be used: {update.get('error')}", flush=True)
 
 
-def _print_result(result: ReflexionAgentResult) -> None:
+def print_result(result: ReflexionAgentResult) -> None:
     print(f"\nStopped: {result.stop_reason} after {result.steps} step(s); score {result.score}; "
           f"{result.usage.llm_calls} model call(s), {result.usage.total_tokens} tokens.")
     if result.answer is None:
@@ -76,14 +76,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"Loaded the movies graph ({report.executed} statements).", flush=True)
         agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=db, max_steps=args.max_steps)
         print(f"Question: {args.question}", flush=True)
-        result = agent.execute(args.question, on_step=_print_step)
+        result = agent.execute(args.question, on_step=print_step)
     except ConfigurationError as e:
         print(f"Configuration error: {e}", file=sys.stderr)
         return 2
     except DatabaseUnavailableError as e:
         print(f"Database unavailable: {e}", file=sys.stderr)
         return 3
-    _print_result(result)
+    print_result(result)
     return 0 if result.tool_result is not None else 1
 
 

@@ -114,3 +114,12 @@ def test_extract_validates_against_a_schema_and_reports_failures(monkeypatch, ca
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
         assert main(["extract", "I own a Fiat Panda.", "--schema", "schemas.extraction:Car", "--max-retries", "0"]) == 1
     assert "No valid output" in capsys.readouterr().out
+
+
+def test_ask_with_the_reflexion_agent_prints_the_same_steps_as_make_run(monkeypatch, capsys, data_dir):
+    with OpenAIStub(flow_replies) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        assert main(["--data-dir", data_dir, "ask", "Which movies did Tom Hanks act in?"]) == 0
+    out = capsys.readouterr().out
+    assert "[draft] query: " + HANKS in out and "[execute 1] 12 row(s)" in out
+    assert "Stopped: score_threshold after 1 step(s)" in out and '"Cast Away"' in out
