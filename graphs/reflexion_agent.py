@@ -35,6 +35,7 @@ from nodes.reflexion.scoring import parse_score
 from nodes.reflexion.steps import (
     default_action_of,
     draft_update,
+    fresh_run,
     outcomes_of,
     revise_update,
     run_from_message,
@@ -215,8 +216,8 @@ class ReflexionAgent(ABC):
         state = {**state, **asked, "messages": [*messages[: -1 if asked else None], *asked.get("messages", [])]}  # type: ignore[typeddict-item]
         if (state.get("question") or "").strip():
             return asked, state, None
-        ended = self._drafted(asked, ResponderReply(message=None, parsed=None))
-        return asked, state, {**ended, "stop_reason": "invalid_input", "error": "the run has no question: send a non-empty user message"}
+        ended = {**asked, **fresh_run(), "stop_reason": "invalid_input", "error": "the run has no question: send a non-empty user message"}
+        return asked, state, ended
 
     def _draft_node(self, state: ReflexionState) -> dict[str, Any]:
         asked, state, ended = self._asked(state)

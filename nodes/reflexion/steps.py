@@ -60,12 +60,17 @@ def default_action_of(parsed: BaseModel) -> str:
     return action_from_args(parsed.model_dump())
 
 
-def draft_update(reply: ResponderReply, action_of: Callable[[BaseModel], str] = default_action_of) -> dict[str, Any]:
-    """Start a run: every per-run field is reset, so a thread can take a new question."""
-    update: dict[str, Any] = {
+def fresh_run(usage: TokenUsage | None = None) -> dict[str, Any]:
+    """Every per-run field at its start value, so a thread can take a new question."""
+    return {
         "steps": 0, "outcomes": [], "last_score": None, "repeats": 0, "stop_reason": None,
-        "error": None, "usage": reply.usage.model_dump(), "action": None, "parsed_action": None,
+        "error": None, "usage": (usage or TokenUsage()).model_dump(), "action": None, "parsed_action": None,
     }
+
+
+def draft_update(reply: ResponderReply, action_of: Callable[[BaseModel], str] = default_action_of) -> dict[str, Any]:
+    """Start a run with the draft's reply (or the reason there is none)."""
+    update = fresh_run(reply.usage)
     if reply.parsed is None or reply.message is None:
         return {**update, "stop_reason": "model_error", "error": f"draft: {reply.error}"}
     return {
