@@ -138,3 +138,22 @@ def test_on_other_backends_examples_are_ranked_by_shared_words(movies_db):
         assert [e.cypher for e in store.search("Tom Hanks movies", 2)] == ["MATCH 2"]
     finally:
         scratch.clear()
+
+
+def test_the_mapper_looks_each_literal_up_once(movies_db):
+    class Counting:
+        dialect = "falkordb"
+
+        def __init__(self):
+            self.queries = 0
+
+        def query(self, *args, **kwargs):
+            self.queries += 1
+            return movies_db.query(*args, **kwargs)
+
+    db = Counting()
+    mapper = ValueMapper(db)
+    first = mapper.map("MATCH (p:Person {name: 'keanu reeves'}) RETURN p.born")
+    queries = db.queries
+    assert mapper.map("MATCH (p:Person {name: 'keanu reeves'}) RETURN p.name")[1] == first[1]
+    assert queries == 2 and db.queries == queries  # the correction's literals cost nothing more

@@ -82,6 +82,8 @@ class ValueMapper:
     def __init__(self, db: GraphDatabase) -> None:
         self.db = db
         self._values: dict[tuple[str, str], list[str]] = {}
+        # Decisions per (label, property, literal): a correction usually repeats the same literals.
+        self._decided: dict[tuple[str, str, str], str | None] = {}
 
     def _exists(self, label: str, prop: str, value: str) -> bool:
         cypher = f"MATCH (n:{quote_name(label)}) WHERE n.{quote_name(prop)} = $value RETURN count(n) AS found"
@@ -100,13 +102,14 @@ class ValueMapper:
 
     def _stored_value_for(self, label: str, prop: str, given: str) -> str | None:
         """The stored value `given` stands for, if it is not stored itself; None to leave it."""
-        try:
-            if self._exists(label, prop, given):
-                return None
-            mapped = closest_value(given, self._stored(label, prop))
-        except GraphDatabaseError:  # an unknown property, a slow or lost database: the query's own run reports
-            return None
-        return mapped if mapped != given else None
+        key = (label, prop, given)
+        if key not in self._decided:
+            try:
+                mapped = None if self._exists(label, prop, given) else closest_value(given, self._stored(label, prop))
+            except GraphDatabaseError:  # an unknown property, a slow or lost database: the query's own run reports
+                return None  # not remembered: the next query may find the database back
+            self._decided[key] = mapped if mapped != given else None
+        return self._decided[key]
 
     def map(self, cypher: str) -> tuple[str, list[ValueMapping]]:
         """(the query with unmatched literals replaced where they are compared, the mappings made)."""
