@@ -14,7 +14,6 @@ from langchain_core.messages import AIMessage
 
 from schemas.react import ReActAction
 
-TEXT_TOOLS = ("search", "lookup", "finish")
 _ACTION = re.compile(r"<(search|lookup|finish)>(.*?)(</\1>|(?=<(?:search|lookup|finish)>)|$)", re.DOTALL | re.IGNORECASE)
 _HEADER = re.compile(r"^\s*(?:Thought|Action)\s*\d*\s*:?\s*$", re.IGNORECASE | re.MULTILINE)
 
