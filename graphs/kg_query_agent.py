@@ -5,8 +5,11 @@ Usage as in the seed:
     agent = KGQueryReflexionAgent(connection_args=..., conversation_factory=...)
     result = agent.execute(question, kg_prompt)
 
-With no `connection_args` it uses the embedded FalkorDB; with no
-`conversation_factory` it builds the chat model from the environment.
+With no `connection_args` it uses the database the environment names
+(`REFLEXION_DATABASE_URL`, default the embedded FalkorDB with the movies graph);
+with no `conversation_factory` it builds the chat model from the environment.
+A run's context may name another model or database, lower the limits, or ask
+for approval before each query runs (`schemas.run_context.KGQueryContext`).
 """
 
 from __future__ import annotations
@@ -16,22 +19,31 @@ from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import BaseMessage, ToolMessage
+from langgraph.types import interrupt
 
 from graphs.reflexion_agent import ReflexionAgent
-from nodes.graphdb.connect import backend_of, connect
+from nodes.graphdb.connect import backend_of
 from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP, GraphDatabase
 from nodes.models.resolve import chat_model_from_env
 from nodes.prompts.kg_query import DIALECT_NOTES, DRAFT_INSTRUCTION, QUERY_SYSTEM_PROMPT, REVISE_INSTRUCTION, build_kg_prompt
+from nodes.reflexion.approval import approval_request, read_decision
 from nodes.reflexion.responder import Responder
-from nodes.reflexion.steps import last_tool_call_id, latest_action
+from nodes.reflexion.steps import last_tool_call_id, latest_action, run_from_message
 from nodes.reflexion.stop_rules import DEFAULT_MAX_STEPS
+from nodes.run_context import APPROVAL_ENV, KeyedCache, connection_args_from_url, default_database_url, env_flag, open_database
 from nodes.tools.cypher import DEFAULT_ROWS_IN_MESSAGE, run_cypher
 from schemas.errors import GraphDatabaseError
 from schemas.kg_query import GenerateQuery, ReviseQuery
+from schemas.reflexion import ReflexionState, StopReason, ToolOutcome, ToolRun
+from schemas.run_context import KGQueryContext
+
+REJECTED = "RejectedByReviewer"
 
 
 class KGQueryReflexionAgent(ReflexionAgent):
     """Reflexion over knowledge-graph queries, read-only unless `allow_writes=True`."""
+
+    context_schema = KGQueryContext
 
     def __init__(
         self,
@@ -45,6 +57,7 @@ class KGQueryReflexionAgent(ReflexionAgent):
         row_cap: int | None = DEFAULT_ROW_CAP,
         rows_in_message: int = DEFAULT_ROWS_IN_MESSAGE,
         allow_writes: bool = False,
+        require_approval: bool | None = None,
         **engine_options: Any,
     ) -> None:
         super().__init__(conversation_factory or chat_model_from_env, max_steps, **engine_options)
@@ -52,26 +65,35 @@ class KGQueryReflexionAgent(ReflexionAgent):
         self.query_lang = query_lang
         self.query_timeout, self.row_cap, self.rows_in_message = query_timeout, row_cap, rows_in_message
         self.allow_writes = allow_writes
+        self.require_approval = env_flag(APPROVAL_ENV) if require_approval is None else require_approval
         self._db = database
         self._owns_db = database is None
-        self._schema_prompt: str | None = None
+        self._databases = KeyedCache()  # databases runs name in their context
+        self._schema_prompts = KeyedCache()  # one kg_prompt per database
 
     @property
     def db(self) -> GraphDatabase:
-        """The graph database, opened on first use (so a down database is a stop reason, not a crash)."""
+        """This run's graph database: the one its context names, else the agent's own. Opened on
+        first use, so a database that is down is a stop reason, not a crash at construction."""
+        ctx = self.run_context()
+        if ctx.database_url or ctx.graph:
+            args = connection_args_from_url(ctx.database_url or default_database_url(), ctx.graph)
+            return self._databases.get(repr(sorted(args.items())), lambda: open_database(args))
         if self._db is None:
-            self._db = connect(self.connection_args)
-        return self._db
+            self._db = open_database(self.connection_args) if self._owns_db else self._db
+        return self._db  # type: ignore[return-value]
 
     @property
     def dialect(self) -> str:
-        return self._db.dialect if self._db is not None else backend_of(self.connection_args)
+        ctx = self.run_context()
+        if self._db is None or ctx.database_url or ctx.graph:
+            return backend_of(connection_args_from_url(ctx.database_url, ctx.graph) if ctx.database_url else self.connection_args)
+        return self._db.dialect
 
     def schema_prompt(self) -> str:
         """The kg_prompt built from the live schema, used when `execute` gets no prompt."""
-        if self._schema_prompt is None:
-            self._schema_prompt = build_kg_prompt(self.db.schema(), dialect=self.db.dialect)
-        return self._schema_prompt
+        db = self.db
+        return self._schema_prompts.get(id(db), lambda: build_kg_prompt(db.schema(), dialect=db.dialect))
 
     def _system_prompt(self, instruction: str, prompt: str | None) -> str:
         if prompt is None:
@@ -95,22 +117,58 @@ class KGQueryReflexionAgent(ReflexionAgent):
 
     def _tool_function(self, state: list[BaseMessage]) -> ToolMessage:
         """Run the newest query in the memory against the graph database."""
-        query = latest_action(state)
+        return self._query_message(latest_action(state), last_tool_call_id(state))
+
+    def _query_message(self, query: str, tool_call_id: str, note: str = "") -> ToolMessage:
+        ctx = self.run_context()
         outcome = run_cypher(
             self.db,
             query,
-            timeout=self.query_timeout,
-            row_cap=self.row_cap,
+            timeout=ctx.query_timeout if ctx.query_timeout is not None else self.query_timeout,
+            row_cap=ctx.row_cap if ctx.row_cap is not None else self.row_cap,
             rows_in_message=self.rows_in_message,
             allow_writes=self.allow_writes,
         )
-        return ToolMessage(content=outcome.content, tool_call_id=last_tool_call_id(state), artifact=outcome.model_dump())
+        if note:
+            outcome = outcome.model_copy(update={"content": f"{note}\n{outcome.content}"})
+        return ToolMessage(content=outcome.content, tool_call_id=tool_call_id, artifact=outcome.model_dump())
+
+    def _approval_required(self) -> bool:
+        asked = self.run_context().require_approval
+        return self.require_approval if asked is None else asked
+
+    def _run_tool(self, state: ReflexionState) -> ToolRun:
+        """Run the pending query; with approval on, pause first (LangGraph `interrupt`) and run
+        what the reviewer approved or wrote instead, or nothing if they rejected it."""
+        if not self._approval_required():
+            return super()._run_tool(state)
+        query = latest_action(state["messages"])
+        call_id = last_tool_call_id(state["messages"])
+        decision = read_decision(interrupt(approval_request(state.get("question", ""), query, state.get("steps", 0) + 1)))
+        if decision.action == "reject":
+            content = f"Not executed: the reviewer rejected this query ({decision.reason})."
+            outcome = ToolOutcome(step=0, action=query, executed=False, content=content, error=decision.reason, error_type=REJECTED)
+            return ToolRun(message=ToolMessage(content=content, tool_call_id=call_id, artifact=outcome.model_dump()), outcome=outcome)
+        if decision.action == "edit" and decision.query != query:
+            message = self._query_message(decision.query or "", call_id, note=f"The reviewer replaced the query with: {decision.query}")
+            run = run_from_message(state, message)
+            run.update["action"] = decision.query  # the query that ran, for the repeat check and the result
+            return run
+        return super()._run_tool(state)
+
+    def _stop_after_tool(self, state: ReflexionState) -> StopReason | None:
+        outcomes = state.get("outcomes") or []
+        return "rejected" if outcomes and outcomes[-1].get("error_type") == REJECTED else None
 
     def close(self) -> None:
-        """Close the database connection if this agent opened it."""
+        """Close the database connections this agent opened."""
         if self._owns_db and self._db is not None:
             self._db.close()
             self._db = None
+        for db in self._databases.values():
+            db.close()
+        self._databases.clear()
+        self._schema_prompts.clear()
 
     def execute(self, question: str, kg_prompt: str | None = None, **kwargs: Any):  # type: ignore[override]
         """Run the loop; `kg_prompt` defaults to one built from the live schema."""

@@ -1,11 +1,12 @@
 """The knowledge-graph Reflexion agent as a module-level graph, for `langgraph.json`.
 
-The model comes from the environment (`OPENAI_API_KEY` / `OPENAI_BASE_URL`,
-`REFLEXION_MODEL`) and the database is the embedded FalkorDB, both opened on
-the first run rather than at import.
+The model and the database come from the run's context (`KGQueryContext`),
+with the environment as default (`OPENAI_API_KEY` / `OPENAI_BASE_URL`,
+`REFLEXION_MODEL`, `REFLEXION_DATABASE_URL`, `REFLEXION_GRAPH`), opened on the
+first run rather than at import. LangGraph server checkpoints the threads.
 """
 
 from graphs.kg_query_agent import KGQueryReflexionAgent
 
-agent = KGQueryReflexionAgent()
+agent = KGQueryReflexionAgent(checkpointer=None)
 graph = agent.graph

@@ -20,6 +20,7 @@ from langchain_core.messages import HumanMessage
 
 from graphs.action_loop_agent import ActionLoopAgent
 from graphs.reflexion_agent import StepCallback
+from nodes.checkpoints import DURABLE
 from nodes.models.resolve import chat_model_from_env
 from nodes.prompts.react_tools import DEFAULT_EXAMPLES, REACT_SYSTEM_TEMPLATE, check_template, react_system_prompt
 from nodes.react.action_responder import ActionResponder
@@ -54,7 +55,7 @@ class ReActAgent(ActionLoopAgent):
         template: str = REACT_SYSTEM_TEMPLATE,
         examples: Sequence[FunctionExpression] | None = None,
         native_tool_calls: bool | None = None,
-        checkpointer: Any = None,
+        checkpointer: Any = DURABLE,
     ) -> None:
         super().__init__(conversation_factory or chat_model_from_env, max_steps, checkpointer=checkpointer)
         offered: list[Callable[..., Any] | FunctionTool] = list(tools)
@@ -112,15 +113,25 @@ class ReActAgent(ActionLoopAgent):
         return react_result(output)
 
     def execute(  # type: ignore[override]
-        self, question: str, *, thread_id: str | None = None, on_step: StepCallback | None = None
+        self,
+        question: str,
+        *,
+        thread_id: str | None = None,
+        on_step: StepCallback | None = None,
+        context: dict[str, Any] | None = None,
     ) -> ReActResult:
         """Answer `question` with the tools; in a checkpointed thread, earlier turns stay in the memory."""
-        return self._run(self._inputs(question, None), thread_id, on_step)
+        return self._run(self._inputs(question, None), thread_id, on_step, context)
 
     async def aexecute(  # type: ignore[override]
-        self, question: str, *, thread_id: str | None = None, on_step: StepCallback | None = None
+        self,
+        question: str,
+        *,
+        thread_id: str | None = None,
+        on_step: StepCallback | None = None,
+        context: dict[str, Any] | None = None,
     ) -> ReActResult:
-        return await self._arun(self._inputs(question, None), thread_id, on_step)
+        return await self._arun(self._inputs(question, None), thread_id, on_step, context)
 
     def call(self, query: str, **kwargs: Any) -> str | None:
         """The answer alone, as LightRAG's `ReActAgent.call` returns it."""

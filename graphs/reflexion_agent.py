@@ -27,9 +27,11 @@ from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
 from pydantic import BaseModel
 
-from nodes.models.resolve import resolve_chat_model
+from nodes.checkpoints import DURABLE, resolve_checkpointer
+from nodes.models.resolve import chat_model_from_env, resolve_chat_model
 from nodes.reflexion.responder import Responder, ResponderReply
 from nodes.reflexion.scoring import parse_score
 from nodes.reflexion.steps import (
@@ -45,6 +47,7 @@ from nodes.reflexion.steps import (
     unavailable_tool_run,
     usage_of_state,
 )
+from nodes.run_context import KeyedCache, current_context
 from nodes.reflexion.stop_rules import (
     DEFAULT_MAX_REPEATS,
     DEFAULT_MAX_STEPS,
@@ -54,9 +57,12 @@ from nodes.reflexion.stop_rules import (
     check_stop,
 )
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
-from schemas.reflexion import ReflexionAgentResult, ReflexionState, StopReason, ToolRun
+from schemas.reflexion import ReflexionAgentResult, ReflexionInput, ReflexionOutput, ReflexionState, StopReason, ToolRun
+from schemas.run_context import AgentContext
 
 logger = logging.getLogger(__name__)
+
+INTERRUPT = "__interrupt__"  # the update a paused run streams
 
 StepCallback = Callable[[int, str, BaseMessage | None, dict[str, Any]], None]
 
@@ -66,6 +72,11 @@ class ReflexionAgent(ABC):
 
     #: The graph's state; a subclass may extend `ReflexionState` with fields of its own.
     state_schema: type = ReflexionState
+    #: What a run takes and returns, and its per-run settings (`graph.invoke(..., context=...)`):
+    #: the forms LangGraph Studio and SDK clients show.
+    input_schema: type = ReflexionInput
+    graph_output_schema: type = ReflexionOutput
+    context_schema: type[AgentContext] = AgentContext
     #: Skip an action that already ran in this run (right for queries; wrong where a repeat
     #: means something new, such as ReAct's "next match" lookup).
     skip_repeated_actions: bool = True
@@ -78,7 +89,7 @@ class ReflexionAgent(ABC):
         score_threshold: float = DEFAULT_SCORE_THRESHOLD,
         max_model_retries: int = 2,
         max_repeats: int = DEFAULT_MAX_REPEATS,
-        checkpointer: Any = None,
+        checkpointer: Any = DURABLE,
     ) -> None:
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or not 1 <= max_steps <= MAX_STEPS_LIMIT:
             raise ConfigurationError(f"max_steps must be an integer from 1 to {MAX_STEPS_LIMIT}, got {max_steps!r}")
@@ -93,8 +104,9 @@ class ReflexionAgent(ABC):
         self.score_threshold = float(score_threshold)
         self.max_model_retries = max_model_retries
         self.max_repeats = max_repeats
-        self.checkpointer = checkpointer
+        self.checkpointer = resolve_checkpointer(checkpointer)
         self._chat: BaseChatModel | None = None
+        self._models = KeyedCache()  # models runs name in their context, one client per name
         self._graph: CompiledStateGraph | None = None
 
     # -- hooks a subclass implements (the seed's API) ------------------------
@@ -149,12 +161,18 @@ class ReflexionAgent(ABC):
         """The highest step limit a run may ask for; the compiled graph's recursion limit fits it."""
         return self.max_steps
 
+    def run_context(self) -> Any:
+        """This run's settings (`context_schema`); every field unset outside a run."""
+        return current_context(self.context_schema)
+
     def _max_steps(self, state: ReflexionState) -> int:
-        """This run's step limit: the run's own (`max_steps` in the input, at most the ceiling), else the agent's."""
-        asked = state.get("max_steps")
-        if isinstance(asked, int) and not isinstance(asked, bool) and asked >= 1:
-            return min(asked, self._max_steps_ceiling())
-        return self.max_steps
+        """This run's step limit: the run's own (`max_steps` in the context, at most the ceiling), else the agent's."""
+        asked = self.run_context().max_steps
+        return min(asked, self._max_steps_ceiling()) if asked is not None else self.max_steps
+
+    def _score_threshold(self) -> float:
+        asked = getattr(self.run_context(), "score_threshold", None)
+        return float(asked) if asked is not None else self.score_threshold
 
     def _stop_after_tool(self, state: ReflexionState) -> StopReason | None:
         """Stop rules checked as soon as the tool ran, before the model is called again.
@@ -164,7 +182,7 @@ class ReflexionAgent(ABC):
     def _stop_reason(self, state: ReflexionState) -> StopReason | None:
         """The stop rules, in order: step limit, score above threshold, non-empty result, no progress."""
         return check_stop(
-            state, max_steps=self._max_steps(state), score_threshold=self.score_threshold, max_repeats=self.max_repeats
+            state, max_steps=self._max_steps(state), score_threshold=self._score_threshold(), max_repeats=self.max_repeats
         )
 
     def _should_continue(self, state: ReflexionState) -> Literal["execute_tool", "__end__"]:
@@ -175,7 +193,11 @@ class ReflexionAgent(ABC):
 
     @property
     def chat(self) -> BaseChatModel:
-        """The chat model, made once from `conversation_factory`."""
+        """This run's chat model: the one its context names (one shared client per name), else the
+        agent's own, made once from `conversation_factory`."""
+        named = self.run_context().model
+        if named:
+            return self._models.get(named, lambda: chat_model_from_env(named))
         if self._chat is None:
             self._chat = resolve_chat_model(self.conversation_factory())
         return self._chat
@@ -266,7 +288,12 @@ class ReflexionAgent(ABC):
 
     def build_graph(self) -> CompiledStateGraph:
         """Compile the state machine; nodes run sync under `invoke` and async under `ainvoke`."""
-        builder = StateGraph(self.state_schema)
+        builder = StateGraph(
+            self.state_schema,
+            context_schema=self.context_schema,
+            input_schema=self.input_schema,
+            output_schema=self.graph_output_schema,
+        )
         builder.add_node("draft", RunnableLambda(self._draft_node, afunc=self._adraft_node, name="draft"))
         builder.add_node(
             "execute_tool",
@@ -296,7 +323,7 @@ class ReflexionAgent(ABC):
         if not isinstance(question, str) or not question.strip():
             raise ConfigurationError("the question must be a non-empty string")
         question = question.strip()
-        return {"messages": [self._question_message(question)], "question": question, "prompt": prompt, "max_steps": None}
+        return {"messages": [self._question_message(question)], "question": question, "prompt": prompt}
 
     def _recursion_limit(self) -> int:
         # Each step is execute_tool + revise; the draft and a margin come on top.
@@ -310,6 +337,8 @@ class ReflexionAgent(ABC):
 
     def _report(self, chunk: dict[str, Any], state: dict[str, Any], on_step: StepCallback | None) -> None:
         for node, update in chunk.items():
+            if node == INTERRUPT:
+                continue
             messages = (update or {}).get("messages") or []
             message = messages[0] if messages else None  # the node's own message comes first
             step = (update or {}).get("steps", state.get("steps", 0))
@@ -317,40 +346,104 @@ class ReflexionAgent(ABC):
             if on_step is not None:
                 on_step(step, node, message, update or {})
 
-    def _finish(self, state: dict[str, Any]) -> Any:
+    def _finish(self, state: dict[str, Any], config: dict[str, Any], pending: Any = None) -> Any:
         result = self._parse_final_result(state)
+        fields = getattr(type(result), "model_fields", {})
+        extra: dict[str, Any] = {}
+        if "thread_id" in fields:
+            extra["thread_id"] = config.get("configurable", {}).get("thread_id")
+        if pending is not None and "pending_approval" in fields:
+            extra.update(stop_reason="awaiting_approval", pending_approval=pending)
+        result = result.model_copy(update=extra) if extra else result
         self._log_final_result(result)
         return result
 
-    def _run(self, inputs: dict[str, Any], thread_id: str | None, on_step: StepCallback | None) -> Any:
-        """Stream one run of the graph from `inputs`, reporting each step; return the parsed result."""
-        state = inputs
-        config = self._config(thread_id)
-        for mode, chunk in self.graph.stream(inputs, config, stream_mode=["updates", "values"]):
-            if mode == "values":
-                state = chunk
-            else:
-                self._report(chunk, state, on_step)
-        return self._finish(state)
+    @staticmethod
+    def _pending(chunk: dict[str, Any]) -> Any:
+        """The value a run paused on (`interrupt`), if this update is a pause."""
+        interrupts = chunk.get(INTERRUPT) or ()
+        return interrupts[0].value if interrupts else None
 
-    async def _arun(self, inputs: dict[str, Any], thread_id: str | None, on_step: StepCallback | None) -> Any:
-        state = inputs
+    def _run(
+        self, inputs: Any, thread_id: str | None, on_step: StepCallback | None, context: Any = None
+    ) -> Any:
+        """Stream one run of the graph from `inputs`, reporting each step; return the parsed result."""
+        state, pending = inputs, None
         config = self._config(thread_id)
-        async for mode, chunk in self.graph.astream(inputs, config, stream_mode=["updates", "values"]):
+        for mode, chunk in self.graph.stream(inputs, config, stream_mode=["updates", "values"], context=context):
             if mode == "values":
                 state = chunk
             else:
+                pending = self._pending(chunk) or pending
                 self._report(chunk, state, on_step)
-        return self._finish(state)
+        return self._finish(state, config, pending)
+
+    async def _arun(
+        self, inputs: Any, thread_id: str | None, on_step: StepCallback | None, context: Any = None
+    ) -> Any:
+        state, pending = inputs, None
+        config = self._config(thread_id)
+        async for mode, chunk in self.graph.astream(inputs, config, stream_mode=["updates", "values"], context=context):
+            if mode == "values":
+                state = chunk
+            else:
+                pending = self._pending(chunk) or pending
+                self._report(chunk, state, on_step)
+        return self._finish(state, config, pending)
+
+    def _resume_inputs(self, thread_id: str, approval: Any) -> tuple[Any, Any]:
+        """(what continues the thread, or None; the finished state if there is nothing to continue)."""
+        if self.checkpointer is None:
+            raise ConfigurationError("resuming needs a checkpointer: build the agent with the default or another one")
+        snapshot = self.graph.get_state({"configurable": {"thread_id": thread_id}})
+        if not snapshot.values:
+            raise ConfigurationError(f"no run is stored in thread {thread_id!r}")
+        if snapshot.interrupts:
+            if approval is None:
+                raise ConfigurationError(f"the run in thread {thread_id!r} waits for approval: pass approval=")
+            return Command(resume=approval), None
+        return (None, None) if snapshot.next else (None, snapshot.values)
+
+    def resume(
+        self, thread_id: str, approval: Any = None, *, on_step: StepCallback | None = None, context: dict[str, Any] | None = None
+    ) -> Any:
+        """Continue the run stored in `thread_id` from its last saved step: after a crash or Ctrl-C,
+        or, with `approval` ("approve", {"action": "edit", "query": ...}, "reject"), after a pause.
+        A finished run returns its result again without calling the model."""
+        inputs, finished = self._resume_inputs(thread_id, approval)
+        if finished is not None:
+            return self._finish(finished, self._config(thread_id))
+        return self._run(inputs, thread_id, on_step, context)
+
+    async def aresume(
+        self, thread_id: str, approval: Any = None, *, on_step: StepCallback | None = None, context: dict[str, Any] | None = None
+    ) -> Any:
+        inputs, finished = self._resume_inputs(thread_id, approval)
+        if finished is not None:
+            return self._finish(finished, self._config(thread_id))
+        return await self._arun(inputs, thread_id, on_step, context)
 
     def execute(
-        self, question: str, prompt: str | None = None, *, on_step: StepCallback | None = None, thread_id: str | None = None
+        self,
+        question: str,
+        prompt: str | None = None,
+        *,
+        on_step: StepCallback | None = None,
+        thread_id: str | None = None,
+        context: dict[str, Any] | None = None,
     ) -> ReflexionAgentResult:
-        """Run the loop on `question`; `prompt` is the task prompt (for the KG agent, the kg_prompt)."""
-        return self._run(self._inputs(question, prompt), thread_id, on_step)
+        """Run the loop on `question`; `prompt` is the task prompt (for the KG agent, the kg_prompt);
+        `context` holds this run's settings (`context_schema`: model, step limit, ...)."""
+        return self._run(self._inputs(question, prompt), thread_id, on_step, context)
 
     async def aexecute(
-        self, question: str, prompt: str | None = None, *, on_step: StepCallback | None = None, thread_id: str | None = None
+        self,
+        question: str,
+        prompt: str | None = None,
+        *,
+        on_step: StepCallback | None = None,
+        thread_id: str | None = None,
+        context: dict[str, Any] | None = None,
     ) -> ReflexionAgentResult:
         """`execute`, asynchronously: model calls are awaited, tool calls run in a worker thread."""
-        return await self._arun(self._inputs(question, prompt), thread_id, on_step)
+        return await self._arun(self._inputs(question, prompt), thread_id, on_step, context)

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from graphs.action_loop_agent import ActionLoopAgent
 from graphs.reflexion_agent import StepCallback
+from nodes.checkpoints import DURABLE
 from nodes.extraction.validation import read_extraction_reply, run_validation, validate_data
 from nodes.models.resolve import chat_model_from_env
 from nodes.prompts.extraction import EXTRACTION_SYSTEM_PROMPT, extraction_prompt
@@ -44,7 +45,7 @@ class StructuredOutputReflectionAgent(ActionLoopAgent):
         max_retries: int = DEFAULT_MAX_RETRIES,
         *,
         tool_calling: bool | None = None,
-        checkpointer: Any = None,
+        checkpointer: Any = DURABLE,
     ) -> None:
         if not (isinstance(output_schema, type) and issubclass(output_schema, BaseModel)):
             raise ConfigurationError(f"output_schema must be a pydantic model class, got {output_schema!r}")
@@ -98,14 +99,26 @@ class StructuredOutputReflectionAgent(ActionLoopAgent):
             error=None if validated else error,
         )
 
-    def extract(self, passage: str, *, thread_id: str | None = None, on_step: StepCallback | None = None) -> ExtractionResult:
+    def extract(
+        self,
+        passage: str,
+        *,
+        thread_id: str | None = None,
+        on_step: StepCallback | None = None,
+        context: dict[str, Any] | None = None,
+    ) -> ExtractionResult:
         """Extract `output_schema` from `passage`; the result says whether it validated, and why not."""
-        return self._run(self._inputs(passage, None), thread_id, on_step)
+        return self._run(self._inputs(passage, None), thread_id, on_step, context)
 
     async def aextract(
-        self, passage: str, *, thread_id: str | None = None, on_step: StepCallback | None = None
+        self,
+        passage: str,
+        *,
+        thread_id: str | None = None,
+        on_step: StepCallback | None = None,
+        context: dict[str, Any] | None = None,
     ) -> ExtractionResult:
-        return await self._arun(self._inputs(passage, None), thread_id, on_step)
+        return await self._arun(self._inputs(passage, None), thread_id, on_step, context)
 
     execute = extract  # type: ignore[assignment]
     aexecute = aextract  # type: ignore[assignment]

@@ -25,15 +25,34 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
-from nodes.graphdb.connect import connect
+from nodes.checkpoints import DURABLE, resolve_checkpointer
 from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP, GraphDatabase
 from nodes.models.resolve import chat_model_from_env, resolve_chat_model
+from nodes.run_context import (
+    APPROVAL_ENV,
+    KeyedCache,
+    connection_args_from_url,
+    current_context,
+    default_database_url,
+    env_flag,
+    open_database,
+)
 from nodes.text2cypher import planner, steps
 from nodes.text2cypher.context import FlowContext, usage_total
 from nodes.text2cypher.fewshots import SEED_EXAMPLES, Embedder, FewShotStore, MemoryFewShotStore
 from nodes.text2cypher.schema_pruning import DEFAULT_SCHEMA_CHARS
 from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
-from schemas.text2cypher import Attempt, Flow, SubAnswer, Text2CypherResult, Text2CypherState, ValueMapping
+from schemas.run_context import Text2CypherContext
+from schemas.text2cypher import (
+    Attempt,
+    Flow,
+    SubAnswer,
+    Text2CypherInput,
+    Text2CypherOutput,
+    Text2CypherResult,
+    Text2CypherState,
+    ValueMapping,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +81,8 @@ class Text2CypherFlow:
         schema_chars: int = DEFAULT_SCHEMA_CHARS,
         learn: bool = True,
         cache_seconds: float = 300.0,
-        checkpointer: Any = None,
+        require_approval: bool | None = None,
+        checkpointer: Any = DURABLE,
     ) -> None:
         if flow not in FLOWS:
             raise ConfigurationError(f"unknown flow {flow!r}; choose one of {', '.join(FLOWS)}")
@@ -76,23 +96,38 @@ class Text2CypherFlow:
         self.limits = {
             "max_retries": max_retries, "max_llm_calls": max_llm_calls, "row_cap": row_cap, "query_timeout": query_timeout,
             "few_shot_k": few_shot_k, "schema_chars": schema_chars, "learn": learn, "cache_seconds": cache_seconds,
+            "require_approval": env_flag(APPROVAL_ENV) if require_approval is None else require_approval,
         }
-        self.checkpointer = checkpointer
-        self._context: FlowContext | None = None
+        self.checkpointer = resolve_checkpointer(checkpointer)
+        self._contexts = KeyedCache()  # one FlowContext per (model, database, limits) a run asks for
+        self._databases = KeyedCache()  # databases opened here, by connection arguments
+        self._stores = KeyedCache()  # one example store per database
         self._graph: CompiledStateGraph | None = None
 
     # -- dependencies, made on first use so a graph compiles with no model or database --
 
     @property
     def context(self) -> FlowContext:
-        if self._context is None:
-            db = self._database if self._database is not None else connect(self.connection_args)
-            store = self._fewshots if isinstance(self._fewshots, (FewShotStore, MemoryFewShotStore)) else None
-            if self._fewshots is True:
-                store = self._default_store(db)
-            model = resolve_chat_model(self.conversation_factory())
-            self._context = FlowContext(model=model, db=db, flow=self.flow, store=store, **self.limits)  # type: ignore[arg-type]
-        return self._context
+        """This run's dependencies: the model, database and limits its context names (shared by
+        every run that names the same), else the flow's own."""
+        run = current_context(Text2CypherContext)
+        limits = {k: v for k, v in run.model_dump(exclude={"model", "database_url", "graph"}).items() if v is not None}
+        key = (run.model, run.database_url, run.graph, tuple(sorted(limits.items())))
+        return self._contexts.get(key, lambda: self._make_context(run, limits))
+
+    def _make_context(self, run: Text2CypherContext, limits: dict[str, Any]) -> FlowContext:
+        if run.database_url or run.graph:
+            args = connection_args_from_url(run.database_url or default_database_url(), run.graph)
+        elif self._database is not None:
+            args = None
+        else:
+            args = self.connection_args or None
+        db = self._database if args is None and self._database is not None else self._databases.get(repr(args), lambda: open_database(args))
+        store = self._fewshots if isinstance(self._fewshots, (FewShotStore, MemoryFewShotStore)) else None
+        if self._fewshots is True:
+            store = self._stores.get(id(db), lambda: self._default_store(db))
+        model = chat_model_from_env(run.model) if run.model else resolve_chat_model(self.conversation_factory())
+        return FlowContext(model=model, db=db, flow=self.flow, store=store, **{**self.limits, **limits})  # type: ignore[arg-type]
 
     def _default_store(self, db: GraphDatabase) -> FewShotStore | MemoryFewShotStore:
         """On FalkorDB, a graph of its own beside the data; elsewhere, in memory (the data's own
@@ -156,7 +191,9 @@ class Text2CypherFlow:
     # -- graphs ----------------------------------------------------------------
 
     def build_graph(self) -> CompiledStateGraph:
-        builder = StateGraph(Text2CypherState)
+        builder = StateGraph(
+            Text2CypherState, context_schema=Text2CypherContext, input_schema=Text2CypherInput, output_schema=Text2CypherOutput
+        )
         builder.add_node("start", lambda state: steps.start(state))  # needs neither model nor database
         builder.add_node("guardrail", self._node(steps.guardrail))
         builder.add_edge(START, "start")
@@ -246,6 +283,9 @@ class Text2CypherFlow:
         return self.result(state)
 
     def close(self) -> None:
-        if self._context is not None and self._database is None:
-            self._context.db.close()
-            self._context = None
+        """Close the databases this flow opened."""
+        for db in self._databases.values():
+            db.close()
+        self._databases.clear()
+        self._stores.clear()
+        self._contexts.clear()

@@ -23,6 +23,7 @@ from langchain_core.messages import HumanMessage
 
 from graphs.action_loop_agent import ActionLoopAgent
 from graphs.reflexion_agent import StepCallback
+from nodes.checkpoints import DURABLE
 from nodes.models.resolve import chat_model_from_env
 from nodes.prompts.react_text import REACT_PROMPT, STOP_SEQUENCES, question_text
 from nodes.react.action_responder import ActionResponder
@@ -81,7 +82,7 @@ class WikipediaReActAgent(ActionLoopAgent):
         prompt: str | os.PathLike[str] = REACT_PROMPT,
         wikipedia: WikipediaTools | WikipediaBackend | None = None,
         generation_kwargs: dict[str, Any] | None = None,
-        checkpointer: Any = None,
+        checkpointer: Any = DURABLE,
     ) -> None:
         super().__init__(conversation_factory or chat_model_from_env, check_max_calls(max_calls), checkpointer=checkpointer)
         self.prompt = load_prompt(prompt)
@@ -113,10 +114,9 @@ class WikipediaReActAgent(ActionLoopAgent):
     def _parse_final_result(self, output: WikipediaReActState) -> ReActResult:
         return react_result(output)
 
-    def _question_inputs(self, question: str, max_calls: int | None) -> dict[str, Any]:
-        inputs = self._inputs(question, None)
-        inputs["max_steps"] = check_max_calls(max_calls) if max_calls is not None else None
-        return inputs
+    @staticmethod
+    def _calls_context(max_calls: int | None) -> dict[str, Any] | None:
+        return {"max_steps": check_max_calls(max_calls)} if max_calls is not None else None
 
     def execute(  # type: ignore[override]
         self,
@@ -127,7 +127,7 @@ class WikipediaReActAgent(ActionLoopAgent):
         on_step: StepCallback | None = None,
     ) -> ReActResult:
         """Answer `question` in at most `max_calls` model calls; in a checkpointed thread, earlier turns stay in the memory."""
-        return self._run(self._question_inputs(question, max_calls), thread_id, on_step)
+        return self._run(self._inputs(question, None), thread_id, on_step, self._calls_context(max_calls))
 
     async def aexecute(  # type: ignore[override]
         self,
@@ -137,6 +137,6 @@ class WikipediaReActAgent(ActionLoopAgent):
         thread_id: str | None = None,
         on_step: StepCallback | None = None,
     ) -> ReActResult:
-        return await self._arun(self._question_inputs(question, max_calls), thread_id, on_step)
+        return await self._arun(self._inputs(question, None), thread_id, on_step, self._calls_context(max_calls))
 
     __call__ = execute  # the notebook's `agent(question)`

@@ -22,6 +22,8 @@ StopReason = Literal[
     "finished",  # a ReAct agent ran its finish action
     "validated",  # the structured-output agent's last output passed validation
     "invalid_input",  # the run had no question (an empty or missing user message)
+    "rejected",  # the reviewer rejected the query the run paused on (human approval)
+    "awaiting_approval",  # paused before a query runs: resume the thread with a decision
 ]
 
 
@@ -74,7 +76,6 @@ class ReflexionState(TypedDict, total=False):
     prompt: str | None
     action: str | None  # the action the next execute_tool step will run
     parsed_action: dict[str, Any] | None  # the newest draft/revise reply, parsed (a step schema dump)
-    max_steps: int | None  # a per-run step limit: lowers the agent's, never above its ceiling
     steps: int  # execute_tool steps taken in this run
     outcomes: list[dict[str, Any]]  # one ToolOutcome per execute_tool step; revise scores the last
     last_score: float | None
@@ -82,6 +83,28 @@ class ReflexionState(TypedDict, total=False):
     stop_reason: StopReason | None
     error: str | None
     usage: dict[str, int]  # TokenUsage of this run
+
+
+class ReflexionInput(TypedDict, total=False):
+    """What a run takes: a user message (as LangGraph server and Studio send it) or a question,
+    and optionally the task prompt (for the knowledge-graph agent, the kg_prompt)."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    question: str
+    prompt: str | None
+
+
+class ReflexionOutput(TypedDict, total=False):
+    """What a run returns: the memory, why it stopped, and every step's outcome and cost."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    question: str
+    stop_reason: StopReason | None
+    steps: int
+    outcomes: list[dict[str, Any]]
+    last_score: float | None
+    usage: dict[str, int]
+    error: str | None
 
 
 class ReflexionAgentResult(BaseModel):
@@ -97,6 +120,10 @@ class ReflexionAgentResult(BaseModel):
     usage: TokenUsage = Field(default_factory=TokenUsage)
     error: str | None = None
     outcomes: list[ToolOutcome] = Field(default_factory=list)
+    thread_id: str | None = Field(default=None, description="The checkpointed thread; resume or continue it by this id.")
+    pending_approval: dict[str, Any] | None = Field(
+        default=None, description="The query a paused run waits on (stop reason awaiting_approval)."
+    )
 
 
 @dataclass

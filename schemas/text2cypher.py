@@ -19,6 +19,7 @@ FlowStopReason = Literal[
     "tool_unavailable",  # the database could not be reached
     "model_error",  # the model's replies could not be used
     "invalid_input",  # the question was empty
+    "rejected",  # the reviewer rejected the query the flow paused on (human approval)
 ]
 
 
@@ -119,6 +120,26 @@ class Text2CypherState(TypedDict, total=False):
     subanswers: Annotated[list[dict[str, Any]], add_or_reset]  # filled in parallel by `Send`
 
 
+class Text2CypherInput(TypedDict):
+    """What a flow takes: one question in plain language."""
+
+    question: str
+
+
+class Text2CypherOutput(TypedDict, total=False):
+    """What a flow returns: the answer, why it stopped, every query it ran and what it cost."""
+
+    question: str
+    answer: str | None
+    stop_reason: FlowStopReason | None
+    attempts: list[dict[str, Any]]
+    subanswers: Annotated[list[dict[str, Any]], add_or_reset]
+    suggestions: list[str]
+    learned: bool
+    usage: dict[str, int]
+    error: str | None
+
+
 class Text2CypherResult(BaseModel):
     """The end of one question: the answer, what it is based on, and why the flow stopped."""
 
@@ -135,3 +156,5 @@ class Text2CypherResult(BaseModel):
     learned: bool = Field(default=False, description="True if the corrected query was stored as a new few-shot example.")
     usage: TokenUsage = Field(default_factory=TokenUsage)
     error: str | None = None
+    thread_id: str | None = Field(default=None, description="The checkpointed thread; resume it by this id.")
+    pending_approval: dict[str, Any] | None = Field(default=None, description="The query a paused run waits on.")

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+
+# Agents checkpoint to SQLite by default: keep the suite's threads out of the user's data directory.
+os.environ["REFLEXION_CHECKPOINTS"] = str(Path(tempfile.mkdtemp(prefix="reflexion-test-")) / "checkpoints.sqlite")
 
 from graphs.kg_query_agent import KGQueryReflexionAgent
 from nodes.graphdb import FalkorDBGraph, ensure_movies_graph

@@ -38,17 +38,21 @@ def test_the_structured_output_graph_extracts_from_a_message(monkeypatch):
     assert "JSON schema" in stub.requests[0]["messages"][1]["content"]
 
 
-def test_a_run_from_messages_keeps_its_own_step_limit_up_to_the_agents_ceiling():
+def test_a_run_takes_its_step_limit_from_its_context_up_to_the_agents_ceiling():
     from graphs.react_agent import ReActAgent
     from nodes.models import ScriptedChatModel, tool_reply
     from nodes.tools.arithmetic import ARITHMETIC_TOOLS
 
     model = ScriptedChatModel(default=tool_reply("add", {"a": 1, "b": 1}))
     agent = ReActAgent(ARITHMETIC_TOOLS, lambda: model, max_steps=4)
-    state = agent.graph.invoke({"messages": [HumanMessage("Add forever.")], "max_steps": 2})
+    thread = {"configurable": {"thread_id": "limits"}}
+    state = agent.graph.invoke({"messages": [HumanMessage("Add forever.")]}, thread, context={"max_steps": 2})
     assert (state["stop_reason"], state["steps"], len(model.calls)) == ("max_steps", 2, 2)
-    state = agent.graph.invoke({"messages": [HumanMessage("Add forever.")], "max_steps": 500})
+    state = agent.graph.invoke({"messages": [HumanMessage("Add forever.")]}, thread, context={"max_steps": 500})
     assert (state["stop_reason"], state["steps"]) == ("max_steps", 4)  # capped, and no recursion error
+    # the next run of the same thread sent no limit: the agent's own applies, not the last run's
+    state = agent.graph.invoke({"messages": [HumanMessage("Add forever.")]}, thread)
+    assert (state["stop_reason"], state["steps"]) == ("max_steps", 4)
 
 
 def test_an_empty_message_ends_the_run_with_a_typed_stop_and_no_model_call():
@@ -57,7 +61,7 @@ def test_an_empty_message_ends_the_run_with_a_typed_stop_and_no_model_call():
     from schemas.extraction import CarCollection
 
     model = ScriptedChatModel(replies=[])
-    graph = StructuredOutputReflectionAgent(CarCollection, lambda: model).graph
+    graph = StructuredOutputReflectionAgent(CarCollection, lambda: model, checkpointer=None).graph
     for inputs in ({"messages": [HumanMessage("   ")]}, {"messages": []}):
         state = graph.invoke(inputs)
         assert state["stop_reason"] == "invalid_input" and "no question" in state["error"]

@@ -36,14 +36,14 @@ def test_a_second_question_on_the_same_thread_is_a_fresh_run(movies_db):
 def test_graph_invoked_directly_with_only_messages_runs(movies_db):
     model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise("u", 1)])
     agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db)
-    state = agent.graph.invoke({"messages": [HumanMessage("Tom Hanks movies?")]})
+    state = agent.graph.invoke({"messages": [HumanMessage("Tom Hanks movies?")]}, {"configurable": {"thread_id": "direct"}})
     assert state["stop_reason"] == "non_empty_result" and state["steps"] == 1
 
 
 def test_the_compiled_graph_carries_a_recursion_limit_that_fits_max_steps(movies_db):
     model = ScriptedChatModel(replies=[draft(EMPTY_QUERY)], default=lambda m: revise(f"MATCH (p:Person {{name: 'Nobody {len(m)}'}}) RETURN p.name", 1))
     agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, max_steps=40)
-    state = agent.graph.invoke({"messages": [HumanMessage("q")]})  # no config: LangGraph's default is 25
+    state = agent.graph.invoke({"messages": [HumanMessage("q")]}, {"configurable": {"thread_id": "limit"}})  # LangGraph's default is 25
     assert state["stop_reason"] == "max_steps" and state["steps"] == 40
 
 

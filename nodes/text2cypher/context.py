@@ -39,6 +39,7 @@ class FlowContext:
     few_shot_k: int = 5
     schema_chars: int = 6000
     learn: bool = True
+    require_approval: bool = False
     cache_seconds: float = 300.0
     mapper: ValueMapper = field(init=False)
     _schema: GraphSchema | None = field(default=None, init=False)

@@ -39,7 +39,15 @@ def _fitting(questions: list[str], ctx: FlowContext, state: Mapping[str, Any]) -
     return [q.strip() for q in questions if q.strip()][: min(MAX_SUBQUESTIONS, room)]
 
 
+APPROVAL_UNSUPPORTED = (
+    "the planner runs its sub-queries in parallel and cannot pause for approval of each; "
+    "use the retry_evaluate flow or the Reflexion agent with require_approval"
+)
+
+
 def plan(state: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]:
+    if ctx.require_approval:  # refused rather than ignored: no query may run unapproved
+        return {"stop_reason": "invalid_input", "error": APPROVAL_UNSUPPORTED}
     schema = schema_text(prune_schema(ctx.schema(), state["question"], ctx.schema_chars))
     planned, usage, error = ask(
         ctx, SubQuestions, PLAN_PROMPT.format(schema=schema), state["question"], spent=main_usage(state), left=calls_left(ctx, state)

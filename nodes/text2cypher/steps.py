@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from langgraph.types import interrupt
+
 from nodes.prompts.kg_query import schema_text
+from nodes.reflexion.approval import approval_request, read_decision
 from nodes.prompts.text2cypher import (
     CORRECT_INSTRUCTION,
     EVALUATE_PROMPT,
@@ -130,8 +133,14 @@ def run_query(ctx: FlowContext, cypher: str, mappings: list[dict[str, str]]) -> 
 
 
 def execute(state: Mapping[str, Any], ctx: FlowContext) -> Update:
+    cypher = state["cypher"]
+    if ctx.require_approval:  # pause for a person (LangGraph interrupt); an edit is still read-only
+        decision = read_decision(interrupt(approval_request(state["question"], cypher, len(state.get("attempts") or []) + 1)))
+        if decision.action == "reject":
+            return {"stop_reason": "rejected", "error": decision.reason}
+        cypher = decision.query or cypher
     try:
-        attempt = run_query(ctx, state["cypher"], state.get("mappings") or [])
+        attempt = run_query(ctx, cypher, state.get("mappings") or [])
     except DatabaseUnavailableError as e:
         return {"stop_reason": "tool_unavailable", "error": str(e)}
     emit("Cypher execution", cypher=attempt.cypher, rows=len(attempt.rows), truncated=attempt.truncated, error=attempt.error)
