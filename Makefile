@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test run install clean
+.PHONY: test run serve install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ test: $(STAMP)
 ## Ask a question of the embedded movies graph: make run QUESTION="Who directed The Matrix?"
 run: $(STAMP)
 	$(PY) -m graphs.main $(if $(QUESTION),"$(QUESTION)")
+
+## Serve every graph of langgraph.json with LangGraph's server, offline: make serve [PORT=2024]
+serve: $(STAMP)
+	$(VENV)/bin/reflexion serve --port $(or $(PORT),2024)
 
 clean:
 	rm -rf $(VENV) .pytest_cache *.egg-info

@@ -164,6 +164,14 @@ def cmd_load(args: argparse.Namespace, out: Console) -> int:
     return EXIT_ANSWERED
 
 
+def cmd_serve(args: argparse.Namespace, out: Console) -> int:
+    from graphs.serve import serve
+
+    out.print(f"Serving {len(registered_graphs())} graphs on http://{args.host}:{args.port} (Ctrl-C stops)")
+    serve(args.host, args.port, args.reload)
+    return EXIT_ANSWERED  # pragma: no cover - serve() replaces the process
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="reflexion", description="Self-correcting LLM agents over knowledge graphs.")
     root.add_argument("--data-dir", help="embedded database directory (default: $REFLEXION_DATA_DIR)")
@@ -202,6 +210,11 @@ def parser() -> argparse.ArgumentParser:
     extract.add_argument("--model")
     extract.add_argument("--json", action="store_true")
     extract.set_defaults(run=cmd_extract)
+    serve = commands.add_parser("serve", help="serve every registered graph with LangGraph's server (offline)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=2024)
+    serve.add_argument("--reload", action="store_true", help="restart when the code changes")
+    serve.set_defaults(run=cmd_serve)
     return root
 
 

@@ -21,6 +21,7 @@ from langchain_core.messages import HumanMessage
 from graphs.action_loop_agent import ActionLoopAgent
 from graphs.reflexion_agent import StepCallback
 from nodes.checkpoints import DURABLE
+from nodes.run_context import KeyedCache
 from nodes.models.resolve import chat_model_from_env
 from nodes.prompts.react_tools import DEFAULT_EXAMPLES, REACT_SYSTEM_TEMPLATE, check_template, react_system_prompt
 from nodes.react.action_responder import ActionResponder
@@ -67,26 +68,28 @@ class ReActAgent(ActionLoopAgent):
         self.template = check_template(template)
         self.examples = [*(examples or []), *DEFAULT_EXAMPLES]
         self.native_tool_calls = native_tool_calls
-        self._responder: ActionResponder | None = None
+        self._responders = KeyedCache()  # one per chat model (a run's context may name its own)
 
     # -- the model's turn ------------------------------------------------------
 
-    def _bound_model(self) -> tuple[Any, bool]:
+    def _bound_model(self, chat: Any) -> tuple[Any, bool]:
         """(runnable, native): the model with the tools bound, or the bare model for the text format."""
         if self.native_tool_calls is not False:
             try:
-                return self.chat.bind_tools([t.tool for t in self.tools.values()], tool_choice="any"), True
+                return chat.bind_tools([t.tool for t in self.tools.values()], tool_choice="any"), True
             except NotImplementedError:
                 if self.native_tool_calls:
-                    raise ConfigurationError(f"{type(self.chat).__name__} has no native tool calling; use native_tool_calls=None") from None
-        return self.chat, False
+                    raise ConfigurationError(f"{type(chat).__name__} has no native tool calling; use native_tool_calls=None") from None
+        return chat, False
+
+    def _make_responder(self, chat: Any) -> ActionResponder:
+        runnable, native = self._bound_model(chat)
+        system = react_system_prompt(self.template, list(self.tools.values()), self.examples, native=native)
+        return ActionResponder(runnable, system, read_tool_reply)
 
     def _turn_responder(self) -> ActionResponder:
-        if self._responder is None:
-            runnable, native = self._bound_model()
-            system = react_system_prompt(self.template, list(self.tools.values()), self.examples, native=native)
-            self._responder = ActionResponder(runnable, system, read_tool_reply)
-        return self._responder
+        chat = self.chat
+        return self._responders.get(id(chat), lambda: self._make_responder(chat))
 
     @property
     def system_prompt(self) -> str:

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from graphs.action_loop_agent import ActionLoopAgent
 from graphs.reflexion_agent import StepCallback
 from nodes.checkpoints import DURABLE
+from nodes.run_context import KeyedCache
 from nodes.extraction.validation import read_extraction_reply, run_validation, validate_data
 from nodes.models.resolve import chat_model_from_env
 from nodes.prompts.extraction import EXTRACTION_SYSTEM_PROMPT, extraction_prompt
@@ -55,19 +56,21 @@ class StructuredOutputReflectionAgent(ActionLoopAgent):
         self.output_schema = output_schema
         self.max_retries = max_retries
         self.tool_calling = tool_calling
-        self._extractor: ActionResponder | None = None
+        self._extractors = KeyedCache()  # one per chat model (a run's context may name its own)
+
+    def _make_extractor(self, chat: Any) -> ActionResponder:
+        runnable = chat
+        if self.tool_calling is not False:
+            try:
+                runnable = chat.bind_tools([self.output_schema], tool_choice=self.output_schema.__name__)
+            except NotImplementedError:  # a plain-text model: the JSON is read from its text
+                if self.tool_calling:
+                    raise ConfigurationError(f"{type(chat).__name__} has no tool calling; use tool_calling=None") from None
+        return ActionResponder(runnable, EXTRACTION_SYSTEM_PROMPT, read_extraction_reply)
 
     def _turn_responder(self) -> ActionResponder:
-        if self._extractor is None:
-            runnable = self.chat
-            if self.tool_calling is not False:
-                try:
-                    runnable = self.chat.bind_tools([self.output_schema], tool_choice=self.output_schema.__name__)
-                except NotImplementedError:  # a plain-text model: the JSON is read from its text
-                    if self.tool_calling:
-                        raise ConfigurationError(f"{type(self.chat).__name__} has no tool calling; use tool_calling=None") from None
-            self._extractor = ActionResponder(runnable, EXTRACTION_SYSTEM_PROMPT, read_extraction_reply)
-        return self._extractor
+        chat = self.chat
+        return self._extractors.get(id(chat), lambda: self._make_extractor(chat))
 
     def _question_message(self, question: str) -> HumanMessage:
         return HumanMessage(content=extraction_prompt(question, self.output_schema))

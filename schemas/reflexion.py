@@ -6,11 +6,12 @@ Routers read the typed fields here; they never re-parse message text.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
 
 StopReason = Literal[
     "max_steps",  # the step limit was reached; the best result so far is returned

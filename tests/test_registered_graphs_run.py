@@ -7,6 +7,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
+from nodes.run_context import KeyedCache
 from tests.openai_stub import OpenAIStub, multiply_then_finish
 
 
@@ -16,7 +17,7 @@ def test_the_react_tools_graph_answers_a_message(monkeypatch):
     with OpenAIStub(multiply_then_finish(6, 7)) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
         monkeypatch.setattr(react_tools.agent, "_chat", None)
-        monkeypatch.setattr(react_tools.agent, "_responder", None)
+        monkeypatch.setattr(react_tools.agent, "_responders", KeyedCache())
         state = react_tools.graph.invoke({"messages": [HumanMessage("What is 6 times 7?")]})
     assert state["stop_reason"] == "finished" and state["question"] == "What is 6 times 7?"
     assert state["outcomes"][-1]["content"] == "42"
@@ -29,7 +30,7 @@ def test_the_structured_output_graph_extracts_from_a_message(monkeypatch):
     with OpenAIStub(lambda request: {"tool": "CarCollection", "args": cars}) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
         monkeypatch.setattr(structured_output.agent, "_chat", None)
-        monkeypatch.setattr(structured_output.agent, "_extractor", None)
+        monkeypatch.setattr(structured_output.agent, "_extractors", KeyedCache())
         state = structured_output.graph.invoke({"messages": [HumanMessage("I own a Fiat Panda with 45Hp.")]})
     assert state["stop_reason"] == "validated"
     assert structured_output.agent._parse_final_result(state).value.cars[0].power == 45

@@ -1,0 +1,55 @@
+"""`reflexion serve` / `make serve`: every registered graph behind LangGraph's development server.
+
+It runs `langgraph dev` offline: no browser, no hot reload unless asked, no
+version check against PyPI, no CLI analytics, and LangSmith tracing off unless
+the environment turns it on. Threads live in the server's own store; the
+model and the database come from each run's context, else the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from schemas.errors import ConfigurationError
+
+LANGGRAPH_JSON = Path(__file__).resolve().parents[1] / "langgraph.json"
+TRACING_VARIABLES = ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING")
+DEFAULT_PORT = 2024
+
+
+def offline_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment the server runs in: the caller's, with the offline switches set
+    (a value the caller set explicitly wins)."""
+    env = dict(os.environ if environ is None else environ)
+    env.setdefault("LANGGRAPH_CLI_NO_ANALYTICS", "1")
+    env.setdefault("LANGGRAPH_NO_VERSION_CHECK", "true")
+    if not any(name in env for name in TRACING_VARIABLES):
+        env["LANGSMITH_TRACING"] = "false"
+    return env
+
+
+def langgraph_executable() -> str:
+    beside = Path(sys.executable).parent / "langgraph"
+    found = str(beside) if beside.exists() else shutil.which("langgraph")
+    if not found:
+        raise ConfigurationError(
+            "LangGraph's server is not installed: pip install 'reflexion-agents[serve]' (make serve does it for you)"
+        )
+    return found
+
+
+def serve_command(host: str = "127.0.0.1", port: int = DEFAULT_PORT, reload: bool = False, config: Path = LANGGRAPH_JSON) -> list[str]:
+    command = [
+        langgraph_executable(), "dev", "--config", str(config), "--host", host, "--port", str(port), "--no-browser",
+    ]
+    return command if reload else [*command, "--no-reload"]
+
+
+def serve(host: str = "127.0.0.1", port: int = DEFAULT_PORT, reload: bool = False) -> None:
+    """Replace this process with the server (Ctrl-C stops it)."""
+    command = serve_command(host, port, reload)
+    os.chdir(LANGGRAPH_JSON.parent)  # the graphs' paths in langgraph.json are relative to it
+    os.execve(command[0], command, offline_environment())

@@ -1,0 +1,174 @@
+"""The registered graphs behind the real LangGraph server (`reflexion serve`, as `make serve` starts it),
+driven with the official `langgraph_sdk` client; the model is a local OpenAI-compatible stub and the
+database the session's embedded FalkorDB."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from langgraph_sdk import get_sync_client
+
+from tests.conftest import TOM_HANKS_QUERY, graph_fingerprint
+from tests.openai_stub import OpenAIStub, tool_names
+
+ROOT = Path(__file__).resolve().parents[1]
+OTHER_QUERY = "MATCH (m:Movie {title: 'The Matrix'})<-[:DIRECTED]-(p:Person) RETURN p.name AS director"
+
+
+def model_reply(request: dict[str, Any]) -> dict[str, Any]:
+    """A knowledge-graph model for the KG agent and a calculator for the ReAct agent."""
+    tools = tool_names(request)
+    last = request["messages"][-1]
+    if "GenerateQuery" in tools:
+        asked = [m["content"] for m in request["messages"] if m["role"] == "user"][-1]
+        query = OTHER_QUERY if "Matrix" in asked else TOM_HANKS_QUERY
+        return {"tool": "GenerateQuery", "args": {"answer": query, "reflection": "draft", "search_queries": []}}
+    if "ReviseQuery" in tools:
+        return {"tool": "ReviseQuery", "args": {"answer": "", "reflection": "fine", "revised_query": TOM_HANKS_QUERY, "score": 9}}
+    if last["role"] == "user":
+        return {"tool": "multiply", "args": {"a": 6, "b": 7}}
+    return {"tool": "finish", "args": {"answer": last["content"]}}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(falkordb_server, movies_db, tmp_path_factory) -> Iterator[tuple[str, OpenAIStub]]:
+    port = free_port()
+    with OpenAIStub(model_reply) as stub:
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": stub.base_url,
+            "OPENAI_API_KEY": "test",
+            "REFLEXION_DATABASE_URL": f"falkordb://{falkordb_server.host}:{falkordb_server.port}",
+            "REFLEXION_GRAPH": "movies",
+            "REFLEXION_DATA_DIR": str(tmp_path_factory.mktemp("server-data")),
+        }
+        log = (tmp_path_factory.mktemp("server-log") / "server.log").open("w")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "graphs.cli", "serve", "--port", str(port)],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 90
+            while True:
+                try:
+                    if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if process.poll() is not None or time.monotonic() > deadline:
+                    log.flush()
+                    pytest.fail(f"the server did not start:\n{Path(log.name).read_text()[-3000:]}")
+                time.sleep(0.5)
+            yield url, stub
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=30)
+            log.close()
+
+
+def assistant(client: Any, graph_id: str) -> str:
+    return client.assistants.search(graph_id=graph_id)[0]["assistant_id"]
+
+
+def test_every_registered_graph_is_served_with_input_output_and_context_schemas(server):
+    url, _ = server
+    client = get_sync_client(url=url)
+    graphs = {a["graph_id"] for a in client.assistants.search(limit=50)}
+    assert graphs == {
+        "kg_reflexion", "react_wikipedia", "react_tools", "structured_output",
+        "text2cypher_naive", "text2cypher_retry", "text2cypher_retry_evaluate", "text2cypher_planner",
+    }
+    kg = client.assistants.get_schemas(assistant(client, "kg_reflexion"))
+    assert set(kg["input_schema"]["properties"]) == {"messages", "question", "prompt"}
+    assert {"stop_reason", "outcomes", "usage"} <= set(kg["output_schema"]["properties"])
+    assert {"model", "database_url", "graph", "max_steps", "require_approval"} <= set(kg["context_schema"]["properties"])
+    flow = client.assistants.get_schemas(assistant(client, "text2cypher_retry_evaluate"))
+    assert list(flow["input_schema"]["properties"]) == ["question"]
+    assert {"answer", "stop_reason", "attempts"} <= set(flow["output_schema"]["properties"])
+    assert {"max_llm_calls", "database_url"} <= set(flow["context_schema"]["properties"])
+
+
+def test_the_kg_agent_runs_streams_keeps_state_and_continues_a_thread(server, movies_db):
+    url, _ = server
+    client = get_sync_client(url=url)
+    thread = client.threads.create()["thread_id"]
+    kg = assistant(client, "kg_reflexion")
+    nodes = [
+        node
+        for part in client.runs.stream(
+            thread, kg, input={"messages": [{"role": "user", "content": "Which movies did Tom Hanks act in?"}]},
+            stream_mode="updates",
+        )
+        if part.event == "updates"
+        for node in part.data
+    ]
+    assert nodes[:3] == ["draft", "execute_tool", "revise"]
+    state = client.threads.get_state(thread)["values"]
+    assert state["stop_reason"] in ("score_threshold", "non_empty_result")
+    assert ["Cast Away"] in state["outcomes"][0]["rows"], state["outcomes"]
+    # the same thread takes a second question: the memory keeps the first exchange
+    client.runs.wait(thread, kg, input={"messages": [{"role": "user", "content": "Who directed The Matrix?"}]})
+    state = client.threads.get_state(thread)["values"]
+    assert state["question"] == "Who directed The Matrix?"
+    assert state["outcomes"][0]["action"] == OTHER_QUERY and ["Lana Wachowski"] in state["outcomes"][0]["rows"]
+    questions = [m["content"] for m in state["messages"] if m["type"] == "human"]
+    assert questions == ["Which movies did Tom Hanks act in?", "Who directed The Matrix?"]
+
+
+def test_a_run_context_limits_the_run_and_approval_pauses_before_the_query(server, movies_db):
+    url, _ = server
+    client = get_sync_client(url=url)
+    kg = assistant(client, "kg_reflexion")
+    before = graph_fingerprint(movies_db)
+    thread = client.threads.create()["thread_id"]
+    client.runs.wait(
+        thread, kg, input={"messages": [{"role": "user", "content": "Tom Hanks movies?"}]}, context={"require_approval": True}
+    )
+    paused = client.threads.get_state(thread)
+    assert paused["next"] == ["execute_tool"]
+    request = paused["tasks"][0]["interrupts"][0]["value"]
+    assert request["kind"] == "approve_query" and request["query"] == TOM_HANKS_QUERY
+    # the reviewer writes another query; it runs (read-only) and the run completes
+    client.runs.wait(thread, kg, command={"resume": {"action": "edit", "query": OTHER_QUERY}}, context={"require_approval": True})
+    state = client.threads.get_state(thread)["values"]
+    assert state["outcomes"][0]["action"] == OTHER_QUERY and ["Lana Wachowski"] in state["outcomes"][0]["rows"]
+    # a write the reviewer "approves" is still refused: approval never turns writes on
+    thread = client.threads.create()["thread_id"]
+    client.runs.wait(
+        thread, kg, input={"messages": [{"role": "user", "content": "Tom Hanks movies?"}]}, context={"require_approval": True}
+    )
+    client.runs.wait(thread, kg, command={"resume": {"action": "edit", "query": "CREATE (:Person {name: 'X'})"}}, context={"require_approval": True})
+    outcome = client.threads.get_state(thread)["values"]["outcomes"][0]
+    assert outcome["error"] and not outcome["rows"], outcome
+    assert graph_fingerprint(movies_db) == before
+
+
+def test_the_react_agent_answers_through_the_server_with_a_per_run_step_limit(server):
+    url, stub = server
+    client = get_sync_client(url=url)
+    thread = client.threads.create()["thread_id"]
+    react = assistant(client, "react_tools")
+    client.runs.wait(thread, react, input={"messages": [{"role": "user", "content": "What is 6 times 7?"}]})
+    state = client.threads.get_state(thread)["values"]
+    assert state["stop_reason"] == "finished" and state["outcomes"][-1]["content"] == "42"
+    # a run limited to one model turn by its context stops there, with the best answer so far
+    client.runs.wait(thread, react, input={"messages": [{"role": "user", "content": "And 6 times 7 again?"}]}, context={"max_steps": 1})
+    state = client.threads.get_state(thread)["values"]
+    assert state["stop_reason"] == "max_steps" and state["steps"] == 1
