@@ -137,10 +137,18 @@ class KGQueryReflexionAgent(ReflexionAgent):
         asked = self.run_context().require_approval
         return self.require_approval if asked is None else asked
 
+    # The step that proposes a query records whether it needs approval, in the state: a paused run
+    # resumed without the same context (or setting) still asks, and a rejection is still honoured.
+    def _drafted(self, asked: dict[str, Any], reply: Any) -> dict[str, Any]:
+        return {**super()._drafted(asked, reply), "approval": self._approval_required()}
+
+    def _revised(self, state: ReflexionState, reply: Any) -> dict[str, Any]:
+        return {**super()._revised(state, reply), "approval": self._approval_required()}
+
     def _run_tool(self, state: ReflexionState) -> ToolRun:
         """Run the pending query; with approval on, pause first (LangGraph `interrupt`) and run
         what the reviewer approved or wrote instead, or nothing if they rejected it."""
-        if not self._approval_required():
+        if not (self._approval_required() or state.get("approval")):
             return super()._run_tool(state)
         query = latest_action(state["messages"])
         call_id = last_tool_call_id(state["messages"])
@@ -148,7 +156,8 @@ class KGQueryReflexionAgent(ReflexionAgent):
         if decision.action == "reject":
             content = f"Not executed: the reviewer rejected this query ({decision.reason})."
             outcome = ToolOutcome(step=0, action=query, executed=False, content=content, error=decision.reason, error_type=REJECTED)
-            return ToolRun(message=ToolMessage(content=content, tool_call_id=call_id, artifact=outcome.model_dump()), outcome=outcome)
+            message = ToolMessage(content=content, tool_call_id=call_id, artifact=outcome.model_dump())
+            return ToolRun(message=message, outcome=outcome, update={"error": f"rejected: {decision.reason}"})
         if decision.action == "edit" and decision.query != query:
             message = self._query_message(decision.query or "", call_id, note=f"The reviewer replaced the query with: {decision.query}")
             run = run_from_message(state, message)

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Send
+from langgraph.types import Command, Send
 
 from nodes.checkpoints import DURABLE, resolve_checkpointer
 from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP, GraphDatabase
@@ -57,6 +57,7 @@ from schemas.text2cypher import (
 logger = logging.getLogger(__name__)
 
 FLOWS: tuple[Flow, ...] = ("naive", "retry", "retry_evaluate", "planner")
+INTERRUPT = "__interrupt__"  # the update a paused run streams
 DEFAULT_MAX_LLM_CALLS = 12
 
 
@@ -258,29 +259,81 @@ class Text2CypherFlow:
             error=state.get("error"),
         )
 
-    def stream(self, question: str, *, thread_id: str | None = None) -> Iterator[dict[str, Any] | Text2CypherResult]:
-        """Each step's progress event (`{"label", "payload"}`) as it happens, then the result."""
+    def _finished(self, state: dict[str, Any], config: dict[str, Any], pending: Any = None) -> Text2CypherResult:
+        result = self.result(state)
+        extra: dict[str, Any] = {"thread_id": config.get("configurable", {}).get("thread_id")}
+        if pending is not None:
+            extra.update(stop_reason="awaiting_approval", pending_approval=pending)
+        return result.model_copy(update=extra)
+
+    def _stream(self, inputs: Any, thread_id: str | None, context: dict[str, Any] | None) -> Iterator[dict[str, Any] | Text2CypherResult]:
         state: dict[str, Any] = {}
-        for mode, chunk in self.graph.stream({"question": question}, self._config(thread_id), stream_mode=["custom", "values"]):
+        pending = None
+        config = self._config(thread_id)
+        for mode, chunk in self.graph.stream(inputs, config, stream_mode=["custom", "values", "updates"], context=context):
             if mode == "custom":
                 yield chunk
-            else:
+            elif mode == "values":
                 state = chunk
-        yield self.result(state)
+            elif INTERRUPT in chunk:
+                pending = chunk[INTERRUPT][0].value
+        yield self._finished(state, config, pending)
 
-    def ask(self, question: str, *, thread_id: str | None = None, on_event: Callable[[dict[str, Any]], None] | None = None) -> Text2CypherResult:
+    def stream(
+        self, question: str, *, thread_id: str | None = None, context: dict[str, Any] | None = None
+    ) -> Iterator[dict[str, Any] | Text2CypherResult]:
+        """Each step's progress event (`{"label", "payload"}`) as it happens, then the result.
+        `context` holds this run's settings (`Text2CypherContext`: model, database, limits, approval)."""
+        return self._stream({"question": question}, thread_id, context)
+
+    def ask(
+        self,
+        question: str,
+        *,
+        thread_id: str | None = None,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+        context: dict[str, Any] | None = None,
+    ) -> Text2CypherResult:
         """Answer `question`; `on_event` receives each progress event."""
-        for item in self.stream(question, thread_id=thread_id):
+        return self._drain(self.stream(question, thread_id=thread_id, context=context), on_event)
+
+    @staticmethod
+    def _drain(events: Iterator[dict[str, Any] | Text2CypherResult], on_event: Callable[[dict[str, Any]], None] | None) -> Text2CypherResult:
+        for item in events:
             if isinstance(item, Text2CypherResult):
                 return item
             if on_event is not None:
                 on_event(item)
         raise AssertionError("the stream ended without a result")  # pragma: no cover - stream always ends with one
 
-    async def aask(self, question: str, *, thread_id: str | None = None) -> Text2CypherResult:
+    def resume(
+        self,
+        thread_id: str,
+        approval: Any = None,
+        *,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+        context: dict[str, Any] | None = None,
+    ) -> Text2CypherResult:
+        """Continue the run stored in `thread_id` from its last saved step (after a crash, or with
+        `approval` after a pause for approval); a finished run returns its result again."""
+        if self.checkpointer is None:
+            raise ConfigurationError("resuming needs a checkpointer: build the flow with the default or another one")
+        snapshot = self.graph.get_state({"configurable": {"thread_id": thread_id}})
+        if not snapshot.values:
+            raise ConfigurationError(f"no run is stored in thread {thread_id!r}")
+        if snapshot.interrupts and approval is None:
+            raise ConfigurationError(f"the run in thread {thread_id!r} waits for approval: pass approval=")
+        if not snapshot.next:
+            return self._finished(snapshot.values, self._config(thread_id))
+        inputs = Command(resume=approval) if snapshot.interrupts else None
+        return self._drain(self._stream(inputs, thread_id, context), on_event)
+
+    async def aask(self, question: str, *, thread_id: str | None = None, context: dict[str, Any] | None = None) -> Text2CypherResult:
         """`ask`, from async code: the graph runs its steps in worker threads."""
-        state = await self.graph.ainvoke({"question": question}, self._config(thread_id))
-        return self.result(state)
+        config = self._config(thread_id)
+        state = await self.graph.ainvoke({"question": question}, config, context=context)
+        interrupts = state.get(INTERRUPT)
+        return self._finished(state, config, interrupts[0].value if interrupts else None)
 
     def close(self) -> None:
         """Close the databases this flow opened."""

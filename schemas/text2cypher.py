@@ -21,6 +21,7 @@ FlowStopReason = Literal[
     "model_error",  # the model's replies could not be used
     "invalid_input",  # the question was empty
     "rejected",  # the reviewer rejected the query the flow paused on (human approval)
+    "awaiting_approval",  # paused before a query runs: resume the thread with a decision
 ]
 
 
@@ -105,6 +106,7 @@ class Text2CypherState(TypedDict, total=False):
     examples: list[dict[str, str]]
     cypher: str  # the query the next step runs
     mappings: list[dict[str, str]]  # the value mappings of that query
+    approval: bool  # that query waits for a person's approval before it runs
     attempts: list[dict[str, Any]]  # every query run, in order
     feedback: str | None  # the database error or the critique the next correction reads
     corrections: int

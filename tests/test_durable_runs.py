@@ -1,0 +1,184 @@
+"""Durable threads (the default SQLite checkpointer), resuming an interrupted run, human approval of a
+query before it runs, and per-run settings from the run's context."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+
+import pytest
+from langchain_core.messages import AIMessage
+
+from graphs.kg_query_agent import KGQueryReflexionAgent
+from graphs.text2cypher_flow import Text2CypherFlow
+from nodes.checkpoints import ThreadedSqliteSaver, durable_checkpointer
+from nodes.models import ScriptedChatModel
+from schemas.errors import ConfigurationError
+from tests.conftest import EMPTY_QUERY, TOM_HANKS_QUERY, draft, graph_fingerprint, make_agent, revise
+from tests.flow_script import flow_model
+from tests.openai_stub import OpenAIStub
+
+MATRIX = "MATCH (m:Movie {title: 'The Matrix'})<-[:DIRECTED]-(p:Person) RETURN p.name AS director"
+OK = {"answerable": True, "reason": "people and movies"}
+
+
+class ProcessKilled(BaseException):
+    """Stands for the process dying mid-run (BaseException: nothing in the loop may swallow it)."""
+
+
+def test_agents_checkpoint_to_the_sqlite_file_the_environment_names(movies_db, monkeypatch, tmp_path):
+    monkeypatch.setenv("REFLEXION_CHECKPOINTS", str(tmp_path / "threads.sqlite"))
+    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise("unused", 9)])
+    assert isinstance(agent.checkpointer, ThreadedSqliteSaver)
+    result = agent.execute("Tom Hanks movies?", thread_id="t-1")
+    assert result.thread_id == "t-1" and (tmp_path / "threads.sqlite").exists()
+    # another process opening the file sees the finished run: resume returns it without a model call
+    other = KGQueryReflexionAgent(
+        conversation_factory=lambda: ScriptedChatModel(), database=movies_db,
+        checkpointer=ThreadedSqliteSaver(sqlite3.connect(tmp_path / "threads.sqlite", check_same_thread=False)),
+    )
+    again = other.resume("t-1")
+    assert (again.answer, again.stop_reason) == (result.answer, result.stop_reason)
+    monkeypatch.setenv("REFLEXION_CHECKPOINTS", "none")
+    assert durable_checkpointer() is None
+
+
+def test_an_interrupted_run_resumes_from_its_last_step_without_redoing_it(movies_db, tmp_path):
+    path = tmp_path / "threads.sqlite"
+
+    def dies(messages):
+        raise ProcessKilled
+
+    first = ScriptedChatModel(replies=[draft(EMPTY_QUERY), dies])
+    agent = KGQueryReflexionAgent(conversation_factory=lambda: first, database=movies_db, checkpointer=ThreadedSqliteSaver(sqlite3.connect(path, check_same_thread=False)))
+    with pytest.raises(ProcessKilled):
+        agent.execute("Tom Hanks movies?", thread_id="crash")
+    assert len(first.calls) == 2  # the draft, then the revise call that "died"
+    # a new process: new saver on the same file, new model; it continues at the revise step
+    second = ScriptedChatModel(replies=[revise(TOM_HANKS_QUERY, 5), revise("unused", 9)])
+    restarted = KGQueryReflexionAgent(conversation_factory=lambda: second, database=movies_db, checkpointer=ThreadedSqliteSaver(sqlite3.connect(path, check_same_thread=False)))
+    result = restarted.resume("crash")
+    assert ["Cast Away"] in result.tool_result and result.answer == TOM_HANKS_QUERY
+    assert [o.action for o in result.outcomes] == [EMPTY_QUERY, TOM_HANKS_QUERY]  # step 1 was not run again
+    assert [t["function"]["name"] for t in second.bound_tools[0]] == ["ReviseQuery"]  # no second draft
+    with pytest.raises(ConfigurationError, match="no run is stored"):
+        restarted.resume("no-such-thread")
+
+
+def test_approval_pauses_before_the_query_and_approve_runs_it(movies_db):
+    agent, model = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise("unused", 9)], require_approval=True)
+    paused = agent.execute("Tom Hanks movies?")
+    assert paused.stop_reason == "awaiting_approval" and paused.tool_result is None
+    assert paused.pending_approval["query"] == TOM_HANKS_QUERY and paused.pending_approval["step"] == 1
+    with pytest.raises(ConfigurationError, match="waits for approval"):
+        agent.resume(paused.thread_id)
+    done = agent.resume(paused.thread_id, "approve")
+    assert done.stop_reason in ("score_threshold", "non_empty_result") and ["Cast Away"] in done.tool_result
+
+
+def test_an_edit_runs_the_reviewers_query_and_the_model_is_told(movies_db):
+    agent, model = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise("unused", 9)], require_approval=True)
+    paused = agent.execute("Who directed The Matrix?")
+    done = agent.resume(paused.thread_id, {"action": "edit", "query": MATRIX})
+    assert done.answer == MATRIX and ["Lana Wachowski"] in done.tool_result
+    assert "The reviewer replaced the query" in str(model.calls[-1][-1].content)
+
+
+@pytest.mark.parametrize(
+    "decision, reason",
+    [("reject", "rejected by the reviewer"), ({"action": "reject", "reason": "too broad"}, "too broad"),
+     ({"action": "ship it"}, "unrecognised approval"), ({"action": "edit", "query": " "}, "non-empty 'query'")],
+)
+def test_a_rejection_or_an_unclear_answer_runs_nothing_and_stops(movies_db, decision, reason):
+    before = graph_fingerprint(movies_db)
+    agent, model = make_agent(movies_db, [draft("CREATE (:Person {name: 'Intruder'})")], require_approval=True)
+    paused = agent.execute("Add a person")
+    done = agent.resume(paused.thread_id, decision)
+    assert done.stop_reason == "rejected" and reason in done.error and done.tool_result is None
+    assert len(model.calls) == 1 and graph_fingerprint(movies_db) == before
+
+
+def test_approval_set_by_one_runs_context_holds_when_the_resume_sends_none(movies_db):
+    before = graph_fingerprint(movies_db)
+    agent, _ = make_agent(movies_db, [draft("CREATE (:Person {name: 'Intruder'})")], allow_writes=True)
+    paused = agent.execute("Add a person", context={"require_approval": True})
+    assert paused.stop_reason == "awaiting_approval"
+    done = agent.resume(paused.thread_id, "reject")  # no context this time: the rejection still holds
+    assert done.stop_reason == "rejected" and graph_fingerprint(movies_db) == before
+
+
+async def test_approval_and_resume_work_async_on_the_same_sqlite_threads(movies_db):
+    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise("unused", 9)], require_approval=True)
+    paused = await agent.aexecute("Tom Hanks movies?")
+    assert paused.stop_reason == "awaiting_approval"
+    done = await agent.aresume(paused.thread_id, "approve")
+    assert ["Cast Away"] in done.tool_result
+
+
+def test_the_run_context_sets_row_cap_score_threshold_and_step_limit_for_one_run(movies_db):
+    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise(EMPTY_QUERY, 9)])
+    capped = agent.execute("Tom Hanks movies?", context={"row_cap": 2, "score_threshold": 10, "max_steps": 1})
+    assert capped.stop_reason == "max_steps" and len(capped.tool_result) == 2 and capped.truncated
+    with pytest.raises(Exception, match="max_steps"):
+        agent.execute("Tom Hanks movies?", context={"max_steps": 0})
+
+
+def test_the_run_context_names_the_model_one_client_per_name(movies_db, monkeypatch):
+    def reply(request):
+        if "GenerateQuery" in str(request.get("tools")):
+            return {"tool": "GenerateQuery", "args": {"answer": TOM_HANKS_QUERY, "reflection": "", "search_queries": []}}
+        return {"tool": "ReviseQuery", "args": {"answer": "", "reflection": "", "revised_query": "x", "score": 9}}
+
+    with OpenAIStub(reply) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        fallback = ScriptedChatModel()  # the agent's own model: must not be called
+        agent = KGQueryReflexionAgent(conversation_factory=lambda: fallback, database=movies_db)
+        for _ in range(2):
+            agent.execute("Tom Hanks movies?", context={"model": "openai:served-model"})
+    assert {r["model"] for r in stub.requests} == {"served-model"} and fallback.calls == []
+    assert len(agent._models.values()) == 1
+
+
+def test_the_run_context_names_another_graph_on_the_database(movies_db, falkordb_server):
+    other = movies_db.sibling(f"tiny_{uuid.uuid4().hex[:6]}")
+    other.query("CREATE (:Person {name: 'Ada'})", allow_writes=True)
+    try:
+        agent, _ = make_agent(movies_db, [draft("MATCH (p:Person) RETURN p.name AS name"), revise("unused", 9)])
+        url = f"falkordb://{falkordb_server.host}:{falkordb_server.port}"
+        result = agent.execute("Who is there?", context={"database_url": url, "graph": other.graph_name})
+        assert result.tool_result == [["Ada"]]
+        agent.close()
+    finally:
+        other.query("MATCH (n) DETACH DELETE n", allow_writes=True)
+
+
+def test_a_flow_pauses_for_approval_and_resumes_with_an_edit(movies_db):
+    model = flow_model(GuardrailDecision=[OK], CypherQuery=[{"cypher": "MATCH (n) RETURN n LIMIT 1"}], Summary=[{"answer": "The Wachowskis."}])
+    flow = Text2CypherFlow("retry", conversation_factory=lambda: model, database=movies_db, fewshots=False, require_approval=True)
+    paused = flow.ask("Who directed The Matrix?")
+    assert paused.stop_reason == "awaiting_approval" and paused.pending_approval["query"] == "MATCH (n) RETURN n LIMIT 1"
+    done = flow.resume(paused.thread_id, {"action": "edit", "query": MATRIX})
+    assert (done.stop_reason, done.cypher, done.answer) == ("answered", MATRIX, "The Wachowskis.")
+    assert ["Lana Wachowski"] in done.rows
+
+
+def test_a_flow_rejection_stops_without_running_the_query(movies_db):
+    model = flow_model(GuardrailDecision=[OK], CypherQuery=[{"cypher": MATRIX}])
+    flow = Text2CypherFlow("naive", conversation_factory=lambda: model, database=movies_db, fewshots=False)
+    paused = flow.ask("Who directed The Matrix?", context={"require_approval": True})
+    done = flow.resume(paused.thread_id, "reject")
+    assert done.stop_reason == "rejected" and done.attempts == [] and done.answer is None
+
+
+def test_the_planner_refuses_approval_rather_than_running_queries_unapproved(movies_db):
+    model = flow_model(GuardrailDecision=[OK])
+    flow = Text2CypherFlow("planner", conversation_factory=lambda: model, database=movies_db, fewshots=False, require_approval=True)
+    result = flow.ask("Who directed The Matrix?")
+    assert result.stop_reason == "invalid_input" and "cannot pause" in result.error and result.attempts == []
+
+
+def test_a_paused_thread_keeps_a_valid_memory(movies_db):
+    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY)], require_approval=True)
+    paused = agent.execute("Tom Hanks movies?")
+    messages = agent.graph.get_state({"configurable": {"thread_id": paused.thread_id}}).values["messages"]
+    assert isinstance(messages[-1], AIMessage) and messages[-1].tool_calls  # waiting on exactly this call
