@@ -1,9 +1,13 @@
 """`reflexion`: the command line of the project.
 
-    reflexion ask "Who directed The Matrix?" [--flow reflexion|naive|retry|retry_evaluate|planner] [--json]
+    reflexion ask "Who directed The Matrix?" [--flow reflexion|naive|retry|retry_evaluate|planner] [--approve] [--json]
+    reflexion resume THREAD_ID [--decision approve|edit|reject [--query ...]]   # an interrupted or paused run
     reflexion graphs                      # the graphs of langgraph.json, and those in the embedded database
     reflexion draw text2cypher_planner out.png   # a picture (PNG needs pygraphviz; .mmd writes Mermaid text)
     reflexion load script.cypher --graph mygraph  # a Cypher script into the embedded database
+    reflexion load people.csv --label Person --key name             # CSV rows as nodes
+    reflexion load acted.csv --relationship ACTED_IN --start Person.name=person --end Movie.title=movie
+    reflexion serve [--port 2024]         # every graph behind LangGraph's server, offline
     reflexion react "What is 465 times 321?" [--agent tools|wikipedia] [--sample-corpus] [--json]
     reflexion extract "I own a Fiat Panda with 45Hp." [--schema package.module:Model] [--json]
 
@@ -22,8 +26,10 @@ from typing import Any
 
 from rich.console import Console
 
-from graphs.text2cypher_flow import FLOWS, Text2CypherFlow
-from nodes.graphdb import connect, ensure_movies_graph, load_cypher_script
+from graphs.cli_ask import cmd_ask, cmd_resume
+from graphs.text2cypher_flow import FLOWS
+from nodes.graphdb import connect, load_cypher_script
+from nodes.graphdb.csv_loader import load_nodes_csv, load_relationships_csv, parse_endpoint
 from nodes.models.resolve import chat_model_from_env
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
 
@@ -43,35 +49,6 @@ def load_graph(name: str) -> Any:
     path, _, attribute = graphs[name].partition(":")
     module = importlib.import_module(path.removeprefix("./").removesuffix(".py").replace("/", "."))
     return getattr(module, attribute)
-
-
-def _database(args: argparse.Namespace) -> Any:
-    db = connect({"backend": "falkordb", "graph": args.graph, "data_dir": args.data_dir})
-    if args.graph == "movies":
-        ensure_movies_graph(db)
-    return db
-
-
-def cmd_ask(args: argparse.Namespace, out: Console) -> int:
-    model = chat_model_from_env(args.model)
-    db = _database(args)
-    show = (lambda *a, **k: None) if args.json else out.print
-    show(f"[bold]Question:[/bold] {args.question}")
-    if args.flow == "reflexion":  # the same live steps and summary as `make run`
-        from graphs.kg_query_agent import KGQueryReflexionAgent
-        from graphs.main import print_result, print_step
-
-        agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=db, max_steps=args.max_steps)
-        result = agent.execute(args.question, on_step=None if args.json else print_step)
-        answered = result.tool_result is not None
-        if args.json:
-            print(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, default=str))
-        else:
-            print_result(result)
-        return EXIT_ANSWERED if answered else EXIT_NO_ANSWER
-    flow = Text2CypherFlow(args.flow, conversation_factory=lambda: model, database=db)
-    flow_result = flow.ask(args.question, on_event=lambda e: show(f"[dim][{e['label']}][/dim] {json.dumps(e['payload'], default=str)[:200]}"))
-    return _finish(flow_result.model_dump(mode="json"), flow_result.stop_reason == "answered", flow_result.answer or "", args, out)
 
 
 def _finish(payload: dict[str, Any], answered: bool, text: str, args: argparse.Namespace, out: Console) -> int:
@@ -152,15 +129,32 @@ def cmd_draw(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_load(args: argparse.Namespace, out: Console) -> int:
+    path = Path(args.file)
+    if not path.is_file():
+        raise ConfigurationError(f"no such file: {path}")
+    csv_file = path.suffix.lower() == ".csv"
+    if csv_file and not (args.label or args.relationship):
+        raise ConfigurationError("a CSV file loads as nodes (--label L [--key column]) or relationships (--relationship T --start ... --end ...)")
+    if not csv_file and (args.label or args.relationship):
+        raise ConfigurationError("--label and --relationship are for .csv files; a Cypher script needs neither")
     db = connect({"backend": "falkordb", "graph": args.graph, "data_dir": args.data_dir})
-    report = load_cypher_script(db, Path(args.script))
+    if args.label:
+        loaded = load_nodes_csv(db, path, args.label, args.key)
+        summary = f"{loaded.rows} :{args.label} node row(s)"
+    elif args.relationship:
+        if not (args.start and args.end):
+            raise ConfigurationError("--relationship needs --start Label.property=column and --end Label.property=column")
+        loaded = load_relationships_csv(db, path, args.relationship, parse_endpoint(args.start), parse_endpoint(args.end))
+        summary = f"{loaded.rows} :{args.relationship} relationship row(s)"
+    else:
+        report = load_cypher_script(db, path)
+        summary = f"{report.executed} statements, {len(report.translated)} translated, {len(report.skipped)} skipped"
+        for statement, why in report.skipped:
+            out.print(f"  skipped: {statement[:80]} ({why})", highlight=False)
     server = getattr(db, "server", None)
     if server is not None:
         server.save()
-    out.print(f"Loaded {args.script} into {args.graph!r}: {report.executed} statements, "
-              f"{len(report.translated)} translated, {len(report.skipped)} skipped")
-    for statement, why in report.skipped:
-        out.print(f"  skipped: {statement[:80]} ({why})")
+    out.print(f"Loaded {path} into {args.graph!r}: {summary}", highlight=False)
     return EXIT_ANSWERED
 
 
@@ -172,18 +166,30 @@ def cmd_serve(args: argparse.Namespace, out: Console) -> int:
     return EXIT_ANSWERED  # pragma: no cover - serve() replaces the process
 
 
+def _run_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--flow", choices=["reflexion", *FLOWS], default="reflexion")
+    command.add_argument("--graph", default="movies")
+    command.add_argument("--model", help="e.g. openai:gpt-4o-mini (default: $REFLEXION_MODEL)")
+    command.add_argument("--max-steps", type=int, default=30)
+    command.add_argument("--approve", action="store_true", help="ask at the terminal before each generated query runs")
+    command.add_argument("--json", action="store_true", help="print the result as one JSON object")
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="reflexion", description="Self-correcting LLM agents over knowledge graphs.")
     root.add_argument("--data-dir", help="embedded database directory (default: $REFLEXION_DATA_DIR)")
     commands = root.add_subparsers(dest="command", required=True)
     ask = commands.add_parser("ask", help="ask a knowledge-graph question")
     ask.add_argument("question")
-    ask.add_argument("--flow", choices=["reflexion", *FLOWS], default="reflexion")
-    ask.add_argument("--graph", default="movies")
-    ask.add_argument("--model", help="e.g. openai:gpt-4o-mini (default: $REFLEXION_MODEL)")
-    ask.add_argument("--max-steps", type=int, default=30)
-    ask.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    _run_options(ask)
+    ask.add_argument("--thread", help="the thread id to store the run under (default: a new one)")
     ask.set_defaults(run=cmd_ask)
+    resume = commands.add_parser("resume", help="resume an interrupted run, or answer a run paused for approval")
+    resume.add_argument("thread_id")
+    resume.add_argument("--decision", choices=["approve", "edit", "reject"], help="for a run paused before a query")
+    resume.add_argument("--query", help="with --decision edit: the query to run instead; with reject: why")
+    _run_options(resume)
+    resume.set_defaults(run=cmd_resume)
     graphs = commands.add_parser("graphs", help="list the registered graphs and the database's graphs")
     graphs.add_argument("--registered-only", action="store_true")
     graphs.add_argument("--json", action="store_true")
@@ -192,9 +198,14 @@ def parser() -> argparse.ArgumentParser:
     draw.add_argument("name")
     draw.add_argument("output")
     draw.set_defaults(run=cmd_draw)
-    load = commands.add_parser("load", help="load a Cypher script into the embedded database")
-    load.add_argument("script")
+    load = commands.add_parser("load", help="load a Cypher script or a CSV file into the embedded database")
+    load.add_argument("file", help="a .cypher script, or a .csv file with a header row")
     load.add_argument("--graph", default="movies")
+    load.add_argument("--label", help="CSV: each row is a node with this label")
+    load.add_argument("--key", help="CSV nodes: merge rows on this column (no duplicates on reload)")
+    load.add_argument("--relationship", help="CSV: each row is a relationship of this type")
+    load.add_argument("--start", help="CSV relationships: Label.property=column of the start node")
+    load.add_argument("--end", help="CSV relationships: Label.property=column of the end node")
     load.set_defaults(run=cmd_load)
     react = commands.add_parser("react", help="run a ReAct agent")
     react.add_argument("question")
@@ -220,7 +231,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    out, err = Console(), Console(stderr=True)
+    out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)  # never break a query or path
     try:
         return args.run(args, out)
     except ConfigurationError as e:

@@ -58,7 +58,7 @@ def test_missing_model_key_and_a_down_database_have_their_exit_codes(monkeypatch
     def unreachable(connection_args):
         raise DatabaseUnavailableError("FalkorDB at 127.0.0.1:1 is unreachable")
 
-    monkeypatch.setattr("graphs.cli.connect", unreachable)
+    monkeypatch.setattr("graphs.cli_ask.connect", unreachable)
     assert main(["ask", "anything"]) == 3 and "Database unavailable: FalkorDB at 127.0.0.1:1" in capsys.readouterr().err
 
 

@@ -1,0 +1,138 @@
+"""`reflexion ask` and `reflexion resume`: a knowledge-graph question, with live progress, optional
+approval of each query at the terminal, and threads that survive the process (SQLite checkpoints).
+
+A spinner names the step in progress while finished steps print above it; on a
+terminal that is not interactive (a pipe, CI) only the step lines print.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.prompt import Prompt
+
+from graphs.text2cypher_flow import Text2CypherFlow
+from nodes.graphdb import connect, ensure_movies_graph
+from nodes.models.resolve import chat_model_from_env
+
+EXIT_ANSWERED, EXIT_NO_ANSWER = 0, 1
+NEXT_STEP = {"draft": "running the query", "execute_tool": "the model scores the result", "revise": "running the revised query"}
+
+
+class LiveProgress:
+    """A spinner naming what runs now; `line` prints a finished step above it."""
+
+    def __init__(self, console: Console, enabled: bool) -> None:
+        self.console, self.enabled = console, enabled
+        self._status: Any = None
+
+    def __enter__(self) -> LiveProgress:
+        if self.enabled:
+            self._status = self.console.status("the model drafts a query")
+            self._status.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._status is not None:
+            self._status.stop()
+
+    def line(self, text: str) -> None:
+        if self.enabled:
+            self.console.print(text, highlight=False, markup=False)
+
+    def now(self, what: str) -> None:
+        if self._status is not None:
+            self._status.update(what)
+
+
+def database(args: argparse.Namespace) -> Any:
+    db = connect({"backend": "falkordb", "graph": args.graph, "data_dir": args.data_dir})
+    if args.graph == "movies":
+        ensure_movies_graph(db)
+    return db
+
+
+def runner(args: argparse.Namespace) -> Any:
+    """The Reflexion agent or the text-to-Cypher flow `--flow` names, on the embedded database."""
+    model = chat_model_from_env(args.model)
+    db = database(args)
+    if args.flow == "reflexion":
+        from graphs.kg_query_agent import KGQueryReflexionAgent
+
+        return KGQueryReflexionAgent(conversation_factory=lambda: model, database=db, max_steps=args.max_steps)
+    return Text2CypherFlow(args.flow, conversation_factory=lambda: model, database=db)
+
+
+def decide(pending: dict[str, Any], console: Console) -> Any:
+    """Ask the person at the terminal what to do with the query a run paused on."""
+    console.print(f"\n[bold]Approve this query?[/bold] (step {pending.get('step')})\n  {pending.get('query')}", highlight=False)
+    choice = Prompt.ask("[a]pprove, [e]dit or [r]eject", choices=["a", "e", "r"], default="a", console=console)
+    if choice == "e":
+        return {"action": "edit", "query": Prompt.ask("Query to run instead", console=console)}
+    return "approve" if choice == "a" else {"action": "reject", "reason": Prompt.ask("Why (optional)", default="", console=console) or "rejected at the terminal"}
+
+
+def _run(agent: Any, args: argparse.Namespace, progress: LiveProgress, start: Any) -> Any:
+    """Run (or resume) until the run ends; with approval at the terminal, each pause asks the person."""
+    from graphs.main import print_step
+
+    def on_step(step: int, node: str, message: Any, update: dict[str, Any]) -> None:
+        if progress.enabled:
+            print_step(step, node, message, update)
+        progress.now(NEXT_STEP.get(node, node))
+
+    def on_event(event: dict[str, Any]) -> None:
+        progress.line(f"[{event['label']}] {json.dumps(event['payload'], default=str, ensure_ascii=False)[:200]}")
+        progress.now(f"after {event['label'].lower()}")
+
+    callback = {"on_event": on_event} if isinstance(agent, Text2CypherFlow) else {"on_step": on_step}
+    result = start(callback)
+    while result.stop_reason == "awaiting_approval" and args.approve and not args.json:
+        decision = decide(result.pending_approval, progress.console)
+        result = agent.resume(result.thread_id, decision, **callback)
+    return result
+
+
+def report(result: Any, args: argparse.Namespace, out: Console) -> int:
+    from graphs.main import print_result
+
+    answered = (result.tool_result is not None) if args.flow == "reflexion" else result.stop_reason == "answered"
+    if args.json:
+        print(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, default=str))
+    elif args.flow == "reflexion":
+        print_result(result)
+    else:
+        out.print(f"\n[bold]Stopped:[/bold] {result.stop_reason}\n{result.answer or result.error or ''}", highlight=False)
+    if not args.json and result.stop_reason == "awaiting_approval":
+        out.print(f"Paused before: {result.pending_approval['query']}\nResume: reflexion resume {result.thread_id} --decision approve|reject")
+    elif not args.json:
+        out.print(f"[dim]thread {result.thread_id}[/dim]")
+    return EXIT_ANSWERED if answered else EXIT_NO_ANSWER
+
+
+def cmd_ask(args: argparse.Namespace, out: Console) -> int:
+    agent = runner(args)
+    if not args.json:
+        out.print(f"[bold]Question:[/bold] {args.question}", highlight=False)
+    context = {"require_approval": True} if args.approve else None
+    with LiveProgress(out, enabled=not args.json) as progress:
+        if isinstance(agent, Text2CypherFlow):
+            result = _run(agent, args, progress, lambda cb: agent.ask(args.question, thread_id=args.thread, context=context, **cb))
+        else:
+            result = _run(agent, args, progress, lambda cb: agent.execute(args.question, thread_id=args.thread, context=context, **cb))
+    return report(result, args, out)
+
+
+def cmd_resume(args: argparse.Namespace, out: Console) -> int:
+    agent = runner(args)
+    decision: Any = None
+    if args.decision == "edit":
+        decision = {"action": "edit", "query": args.query or ""}
+    elif args.decision:
+        decision = {"action": args.decision, "reason": args.query} if args.decision == "reject" and args.query else args.decision
+    with LiveProgress(out, enabled=not args.json) as progress:
+        result = _run(agent, args, progress, lambda cb: agent.resume(args.thread_id, decision, **cb))
+    return report(result, args, out)

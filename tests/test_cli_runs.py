@@ -1,0 +1,91 @@
+"""`reflexion ask --approve`, `reflexion resume`, `reflexion load` with CSV files, and `reflexion serve`'s
+offline environment; the model is a local OpenAI-compatible stub, the database the embedded FalkorDB."""
+
+from __future__ import annotations
+
+import io
+import json
+import uuid
+
+import pytest
+
+from graphs.cli import main
+from graphs.serve import offline_environment, serve_command
+from nodes.graphdb import FalkorDBGraph
+from tests.conftest import graph_fingerprint
+from tests.openai_stub import OpenAIStub
+from tests.test_cli import HANKS, flow_replies
+
+MATRIX = "MATCH (m:Movie {title: 'The Matrix'})<-[:DIRECTED]-(p:Person) RETURN p.name AS director"
+
+
+@pytest.fixture
+def data_dir(falkordb_server, movies_db) -> str:
+    return str(falkordb_server.data_dir)
+
+
+@pytest.fixture
+def stub(monkeypatch):
+    with OpenAIStub(flow_replies) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        yield server
+
+
+def test_ask_with_approve_pauses_and_resume_runs_the_edited_query(stub, capsys, data_dir):
+    thread = f"cli-{uuid.uuid4().hex[:8]}"
+    code = main(["--data-dir", data_dir, "ask", "Who directed The Matrix?", "--approve", "--json", "--thread", thread])
+    paused = json.loads(capsys.readouterr().out)
+    assert code == 1 and paused["stop_reason"] == "awaiting_approval" and paused["pending_approval"]["query"] == HANKS
+    code = main(["--data-dir", data_dir, "resume", thread, "--decision", "edit", "--query", MATRIX, "--json"])
+    done = json.loads(capsys.readouterr().out)
+    assert code == 0 and done["answer"] == MATRIX and ["Lana Wachowski"] in done["tool_result"]
+    # the thread is finished: resuming it again returns the same result without a model call
+    calls = len(stub.requests)
+    assert main(["--data-dir", data_dir, "resume", thread, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["answer"] == MATRIX and len(stub.requests) == calls
+
+
+def test_ask_with_approve_asks_at_the_terminal(stub, capsys, monkeypatch, data_dir, movies_db):
+    before = graph_fingerprint(movies_db)
+    monkeypatch.setattr("sys.stdin", io.StringIO("r\nnot this one\n"))
+    code = main(["--data-dir", data_dir, "ask", "Which movies did Tom Hanks act in?", "--flow", "retry", "--approve"])
+    out = capsys.readouterr().out
+    assert code == 1 and "Approve this query?" in out and HANKS in out
+    assert "Stopped: rejected" in out and graph_fingerprint(movies_db) == before
+
+
+def test_resume_says_what_is_wrong_with_an_unknown_thread(stub, capsys, data_dir):
+    assert main(["--data-dir", data_dir, "resume", "no-such-thread"]) == 2
+    assert "no run is stored in thread 'no-such-thread'" in capsys.readouterr().err
+
+
+def test_load_csv_nodes_and_relationships_typed_merged_and_safe(tmp_path, capsys, data_dir, falkordb_server):
+    graph = f"csv_{uuid.uuid4().hex[:6]}"
+    people = tmp_path / "people.csv"
+    people.write_text("name,born,active\nAda,1815,true\nAlan,1912,\nGrace,,false\n", encoding="utf-8")
+    knows = tmp_path / "knows.csv"
+    knows.write_text("from,to,since\nAda,Alan,1936.5\nAlan,Nobody,1\n", encoding="utf-8")
+    base = ["--data-dir", data_dir, "load"]
+    assert main([*base, str(people), "--graph", graph, "--label", "Person", "--key", "name"]) == 0
+    assert main([*base, str(people), "--graph", graph, "--label", "Person", "--key", "name"]) == 0  # again: merged
+    assert main([*base, str(knows), "--graph", graph, "--relationship", "KNOWS", "--start", "Person.name=from", "--end", "Person.name=to"]) == 0
+    assert "3 :Person node row(s)" in capsys.readouterr().out
+    db = FalkorDBGraph(graph, host=falkordb_server.host, port=falkordb_server.port)
+    rows = db.query("MATCH (p:Person) RETURN p.name, p.born, p.active ORDER BY p.name").rows
+    assert rows == [["Ada", 1815, True], ["Alan", 1912, None], ["Grace", None, False]]
+    assert db.query("MATCH (:Person)-[k:KNOWS]->(b:Person) RETURN b.name, k.since").rows == [["Alan", 1936.5]]
+    # labels that are not identifiers are refused, not spliced into Cypher
+    assert main([*base, str(people), "--graph", graph, "--label", "Person) DETACH DELETE (n"]) == 2
+    assert "not a plain identifier" in capsys.readouterr().err
+    assert main([*base, str(people), "--graph", graph]) == 2  # a CSV needs --label or --relationship
+    assert main([*base, str(tmp_path / "missing.csv"), "--label", "X"]) == 2
+    db.query("MATCH (n) DETACH DELETE n", allow_writes=True)
+
+
+def test_serve_runs_langgraph_dev_offline_and_keeps_what_the_user_set():
+    env = offline_environment({"PATH": "/bin"})
+    assert (env["LANGGRAPH_CLI_NO_ANALYTICS"], env["LANGGRAPH_NO_VERSION_CHECK"], env["LANGSMITH_TRACING"]) == ("1", "true", "false")
+    assert offline_environment({"LANGSMITH_TRACING": "true"})["LANGSMITH_TRACING"] == "true"
+    command = serve_command(port=8123)
+    assert command[1:2] == ["dev"] and "--no-browser" in command and "--no-reload" in command
+    assert command[command.index("--port") + 1] == "8123" and command[command.index("--config") + 1].endswith("langgraph.json")
