@@ -14,9 +14,13 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## Create the environment and run the whole suite offline.
+# The notebooks run as a user would run them, on an embedded database of their own.
+NOTEBOOK_ENV := REFLEXION_DATA_DIR=$(CURDIR)/.venv/notebook-data REFLEXION_CHECKPOINTS=memory
+
+## Create the environment and run the whole suite offline, then execute every notebook.
 test: $(STAMP)
 	$(PY) -m pytest
+	$(NOTEBOOK_ENV) $(PY) -m pytest --nbmake notebooks -p no:cacheprovider -q
 
 ## Ask a question of the embedded movies graph: make run QUESTION="Who directed The Matrix?"
 run: $(STAMP)

@@ -115,16 +115,10 @@ def cmd_graphs(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_draw(args: argparse.Namespace, out: Console) -> int:
-    drawing = load_graph(args.name).get_graph()
-    target = Path(args.output)
-    if target.suffix.lower() == ".png":
-        try:
-            drawing.draw_png(str(target))
-        except ImportError as e:
-            raise ConfigurationError("PNG drawing needs pygraphviz (and Graphviz); write a .mmd file for Mermaid text") from e
-    else:
-        target.write_text(drawing.draw_mermaid(), encoding="utf-8")
-    out.print(f"Wrote {target}")
+    from graphs.drawing import draw_to_file
+
+    target = draw_to_file(load_graph(args.name), args.output)
+    out.print(f"Wrote {target}", highlight=False)
     return EXIT_ANSWERED
 
 

@@ -123,3 +123,14 @@ def test_ask_with_the_reflexion_agent_prints_the_same_steps_as_make_run(monkeypa
     out = capsys.readouterr().out
     assert "[draft] query: " + HANKS in out and "[execute 1] 12 row(s)" in out
     assert "Stopped: score_threshold after 1 step(s)" in out and '"Cast Away"' in out
+
+
+def test_draw_png_works_with_graphviz_or_says_how_to_get_it(tmp_path, capsys):
+    import importlib.util
+
+    target = tmp_path / "kg.png"
+    code = main(["draw", "kg_reflexion", str(target)])
+    if importlib.util.find_spec("pygraphviz") is not None:
+        assert code == 0 and target.read_bytes()[:4] == b"\x89PNG"
+    else:
+        assert code == 2 and "pygraphviz" in capsys.readouterr().err and not target.exists()
