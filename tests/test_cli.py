@@ -134,3 +134,18 @@ def test_draw_png_works_with_graphviz_or_says_how_to_get_it(tmp_path, capsys):
         assert code == 0 and target.read_bytes()[:4] == b"\x89PNG"
     else:
         assert code == 2 and "pygraphviz" in capsys.readouterr().err and not target.exists()
+
+
+def test_every_reflexion_command_in_the_readme_parses_as_written():
+    import re
+    import shlex
+    from pathlib import Path
+
+    from graphs.cli import parser
+
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    lines = [line.split("  #")[0].strip() for line in readme.read_text().splitlines()]
+    commands = [re.sub(r"^\.venv/bin/", "", line) for line in lines if re.match(r"^(\.venv/bin/)?reflexion \w", line)]
+    assert len(commands) >= 12
+    for command in commands:
+        parser().parse_args(shlex.split(command)[1:])  # exits (SystemExit) on any argument the CLI lacks

@@ -164,10 +164,10 @@ def test_the_react_agent_answers_through_the_server_with_a_per_run_step_limit(se
     url, stub = server
     client = get_sync_client(url=url)
     thread = client.threads.create()["thread_id"]
-    react = assistant(client, "react_tools")
-    client.runs.wait(thread, react, input={"messages": [{"role": "user", "content": "What is 6 times 7?"}]})
-    state = client.threads.get_state(thread)["values"]
-    assert state["stop_reason"] == "finished" and state["outcomes"][-1]["content"] == "42"
+    react = "react_tools"  # a graph's name serves as its default assistant, as the README shows
+    output = client.runs.wait(thread, react, input={"messages": [{"role": "user", "content": "What is 6 times 7?"}]})
+    assert output["stop_reason"] == "finished" and output["outcomes"][-1]["content"] == "42"
+    assert set(output) <= {"messages", "question", "stop_reason", "steps", "outcomes", "last_score", "usage", "error"}
     # a run limited to one model turn by its context stops there, with the best answer so far
     client.runs.wait(thread, react, input={"messages": [{"role": "user", "content": "And 6 times 7 again?"}]}, context={"max_steps": 1})
     state = client.threads.get_state(thread)["values"]
