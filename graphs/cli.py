@@ -26,7 +26,7 @@ from typing import Any
 
 from rich.console import Console
 
-from graphs.cli_ask import cmd_ask, cmd_resume
+from graphs.cli_ask import LiveProgress, cmd_ask, cmd_resume
 from graphs.text2cypher_flow import FLOWS
 from nodes.graphdb import connect, load_cypher_script
 from nodes.graphdb.csv_loader import load_nodes_csv, load_relationships_csv, parse_endpoint
@@ -61,7 +61,6 @@ def _finish(payload: dict[str, Any], answered: bool, text: str, args: argparse.N
 
 def cmd_react(args: argparse.Namespace, out: Console) -> int:
     model = chat_model_from_env(args.model)
-    show = (lambda *a, **k: None) if args.json else out.print
     if args.agent == "wikipedia":
         from graphs.wikipedia_react_agent import WikipediaReActAgent
         from nodes.tools.wikipedia import WikipediaTools
@@ -74,11 +73,15 @@ def cmd_react(args: argparse.Namespace, out: Console) -> int:
 
         agent = ReActAgent(ARITHMETIC_TOOLS, lambda: model, add_llm_as_fallback=True)
 
-    def step(number: int, node: str, message: Any, update: dict[str, Any]) -> None:
-        for outcome in (update.get("outcomes") or [])[-1:] if node == "execute_tool" else []:
-            show(f"[dim][step {number}][/dim] {outcome['action']} -> {outcome['content'][:200]}")
+    with LiveProgress(out, enabled=not args.json) as progress:
+        progress.now("the model chooses an action")
 
-    result = agent.execute(args.question, on_step=step)
+        def step(number: int, node: str, message: Any, update: dict[str, Any]) -> None:
+            for outcome in (update.get("outcomes") or [])[-1:] if node == "execute_tool" else []:
+                progress.line(f"[step {number}] {outcome['action']} -> {outcome['content'][:200]}")
+            progress.now("running the action" if node != "execute_tool" else "the model chooses the next action")
+
+        result = agent.execute(args.question, on_step=step)
     text = f"{result.answer}" + (f"\nsources: {', '.join(result.sources)}" if result.sources else "")
     return _finish(result.model_dump(mode="json"), result.finished, text, args, out)
 
