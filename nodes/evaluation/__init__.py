@@ -1,0 +1,1 @@
+"""Evaluation of knowledge-graph agents: execution accuracy over (question, gold Cypher) datasets."""
