@@ -46,8 +46,8 @@ def load_graph(name: str) -> Any:
     graphs = registered_graphs()
     if name not in graphs:
         raise ConfigurationError(f"unknown graph {name!r}; the graphs are {', '.join(sorted(graphs))}")
-    path, _, attribute = graphs[name].partition(":")
-    module = importlib.import_module(path.removeprefix("./").removesuffix(".py").replace("/", "."))
+    module_name, _, attribute = graphs[name].partition(":")  # module syntax: the installed package, any cwd
+    module = importlib.import_module(module_name)
     return getattr(module, attribute)
 
 

@@ -30,9 +30,18 @@ from nodes.reflexion.approval import approval_request, read_decision
 from nodes.reflexion.responder import Responder
 from nodes.reflexion.steps import last_tool_call_id, latest_action, run_from_message
 from nodes.reflexion.stop_rules import DEFAULT_MAX_STEPS
-from nodes.run_context import APPROVAL_ENV, KeyedCache, connection_args_from_url, default_database_url, env_flag, open_database
+from nodes.run_context import (
+    APPROVAL_ENV,
+    KeyedCache,
+    connection_args_from_url,
+    default_connection_args,
+    env_flag,
+    lower,
+    open_database,
+    with_graph,
+)
 from nodes.tools.cypher import DEFAULT_ROWS_IN_MESSAGE, run_cypher
-from schemas.errors import GraphDatabaseError
+from schemas.errors import ConfigurationError, GraphDatabaseError
 from schemas.kg_query import GenerateQuery, ReviseQuery
 from schemas.reflexion import ReflexionState, StopReason, ToolOutcome, ToolRun
 from schemas.run_context import KGQueryContext
@@ -71,24 +80,40 @@ class KGQueryReflexionAgent(ReflexionAgent):
         self._databases = KeyedCache()  # databases runs name in their context
         self._schema_prompts = KeyedCache()  # one kg_prompt per database
 
+    def _run_database_args(self) -> dict[str, Any] | None:
+        """The connection arguments of the database this run's context names; None for the agent's own.
+        A context naming only a graph keeps the agent's database and selects that graph on it."""
+        ctx = self.run_context()
+        if ctx.database_url:
+            return connection_args_from_url(ctx.database_url, ctx.graph)
+        if ctx.graph:
+            if not self._owns_db:
+                raise ConfigurationError(
+                    "this agent was given a database object: a run may switch graphs only with database_url"
+                )
+            return with_graph(self.connection_args or default_connection_args(), ctx.graph)
+        return None
+
     @property
     def db(self) -> GraphDatabase:
         """This run's graph database: the one its context names, else the agent's own. Opened on
         first use, so a database that is down is a stop reason, not a crash at construction."""
-        ctx = self.run_context()
-        if ctx.database_url or ctx.graph:
-            args = connection_args_from_url(ctx.database_url or default_database_url(), ctx.graph)
+        args = self._run_database_args()
+        if args is not None:
             return self._databases.get(repr(sorted(args.items())), lambda: open_database(args))
         if self._db is None:
-            self._db = open_database(self.connection_args) if self._owns_db else self._db
-        return self._db  # type: ignore[return-value]
+            self._db = open_database(self.connection_args or None)
+        return self._db
 
     @property
     def dialect(self) -> str:
-        ctx = self.run_context()
-        if self._db is None or ctx.database_url or ctx.graph:
-            return backend_of(connection_args_from_url(ctx.database_url, ctx.graph) if ctx.database_url else self.connection_args)
-        return self._db.dialect
+        """The run's database dialect, known without connecting (a given kg_prompt needs no database)."""
+        args = self._run_database_args()
+        if args is None:
+            if self._db is not None:
+                return self._db.dialect
+            args = self.connection_args or default_connection_args()
+        return backend_of(args)
 
     def schema_prompt(self) -> str:
         """The kg_prompt built from the live schema, used when `execute` gets no prompt."""
@@ -124,8 +149,8 @@ class KGQueryReflexionAgent(ReflexionAgent):
         outcome = run_cypher(
             self.db,
             query,
-            timeout=ctx.query_timeout if ctx.query_timeout is not None else self.query_timeout,
-            row_cap=ctx.row_cap if ctx.row_cap is not None else self.row_cap,
+            timeout=lower(ctx.query_timeout, self.query_timeout),
+            row_cap=lower(ctx.row_cap, self.row_cap),  # type: ignore[arg-type]
             rows_in_message=self.rows_in_message,
             allow_writes=self.allow_writes,
         )
@@ -134,21 +159,13 @@ class KGQueryReflexionAgent(ReflexionAgent):
         return ToolMessage(content=outcome.content, tool_call_id=tool_call_id, artifact=outcome.model_dump())
 
     def _approval_required(self) -> bool:
-        asked = self.run_context().require_approval
-        return self.require_approval if asked is None else asked
-
-    # The step that proposes a query records whether it needs approval, in the state: a paused run
-    # resumed without the same context (or setting) still asks, and a rejection is still honoured.
-    def _drafted(self, asked: dict[str, Any], reply: Any) -> dict[str, Any]:
-        return {**super()._drafted(asked, reply), "approval": self._approval_required()}
-
-    def _revised(self, state: ReflexionState, reply: Any) -> dict[str, Any]:
-        return {**super()._revised(state, reply), "approval": self._approval_required()}
+        """The agent's setting or the run's: a run may ask for approval, never turn it off."""
+        return self.require_approval or bool(self.run_context().require_approval)
 
     def _run_tool(self, state: ReflexionState) -> ToolRun:
         """Run the pending query; with approval on, pause first (LangGraph `interrupt`) and run
         what the reviewer approved or wrote instead, or nothing if they rejected it."""
-        if not (self._approval_required() or state.get("approval")):
+        if not self._approval_required():
             return super()._run_tool(state)
         query = latest_action(state["messages"])
         call_id = last_tool_call_id(state["messages"])

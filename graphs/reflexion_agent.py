@@ -47,7 +47,7 @@ from nodes.reflexion.steps import (
     unavailable_tool_run,
     usage_of_state,
 )
-from nodes.run_context import KeyedCache, current_context
+from nodes.run_context import KeyedCache, current_context, runtime_context, stored_context
 from nodes.reflexion.stop_rules import (
     DEFAULT_MAX_REPEATS,
     DEFAULT_MAX_STEPS,
@@ -286,6 +286,23 @@ class ReflexionAgent(ABC):
     def _route_after_execute_tool(state: ReflexionState) -> Literal["revise", "__end__"]:
         return END if state.get("stop_reason") else "revise"
 
+    @staticmethod
+    def _in_run(node: Callable[[Any], Any], anode: Callable[[Any], Any], starts: bool) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+        """A node (sync and async) that reads the run's stored context; the run's first node stores
+        the context the run was started with, so a resumed run keeps its settings."""
+
+        def sync(state: ReflexionState) -> Any:
+            with stored_context(None if starts else state.get("run_context")):
+                update = node(state)
+            return {**update, "run_context": runtime_context()} if starts else update
+
+        async def asynchronous(state: ReflexionState) -> Any:
+            with stored_context(None if starts else state.get("run_context")):
+                update = await anode(state)
+            return {**update, "run_context": runtime_context()} if starts else update
+
+        return sync, asynchronous
+
     def build_graph(self) -> CompiledStateGraph:
         """Compile the state machine; nodes run sync under `invoke` and async under `ainvoke`."""
         builder = StateGraph(
@@ -294,12 +311,13 @@ class ReflexionAgent(ABC):
             input_schema=self.input_schema,
             output_schema=self.graph_output_schema,
         )
-        builder.add_node("draft", RunnableLambda(self._draft_node, afunc=self._adraft_node, name="draft"))
-        builder.add_node(
-            "execute_tool",
-            RunnableLambda(self._execute_tool_node, afunc=self._aexecute_tool_node, name="execute_tool"),
-        )
-        builder.add_node("revise", RunnableLambda(self._revise_node, afunc=self._arevise_node, name="revise"))
+        for name, node, anode in (
+            ("draft", self._draft_node, self._adraft_node),
+            ("execute_tool", self._execute_tool_node, self._aexecute_tool_node),
+            ("revise", self._revise_node, self._arevise_node),
+        ):
+            sync, asynchronous = self._in_run(node, anode, starts=name == "draft")
+            builder.add_node(name, RunnableLambda(sync, afunc=asynchronous, name=name))
         builder.add_edge(START, "draft")
         builder.add_conditional_edges("draft", self._route_after_draft)
         builder.add_conditional_edges("execute_tool", self._route_after_execute_tool)

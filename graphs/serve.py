@@ -49,7 +49,8 @@ def serve_command(host: str = "127.0.0.1", port: int = DEFAULT_PORT, reload: boo
 
 
 def serve(host: str = "127.0.0.1", port: int = DEFAULT_PORT, reload: bool = False) -> None:
-    """Replace this process with the server (Ctrl-C stops it)."""
+    """Replace this process with the server (Ctrl-C stops it). The graphs are named by module in
+    langgraph.json, so any working directory serves; the server keeps its threads in
+    `.langgraph_api/` there."""
     command = serve_command(host, port, reload)
-    os.chdir(LANGGRAPH_JSON.parent)  # the graphs' paths in langgraph.json are relative to it
     os.execve(command[0], command, offline_environment())

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,9 +33,13 @@ from nodes.run_context import (
     KeyedCache,
     connection_args_from_url,
     current_context,
-    default_database_url,
+    default_connection_args,
     env_flag,
+    lower,
     open_database,
+    runtime_context,
+    stored_context,
+    with_graph,
 )
 from nodes.text2cypher import planner, steps
 from nodes.text2cypher.context import FlowContext, usage_total
@@ -112,18 +116,28 @@ class Text2CypherFlow:
         """This run's dependencies: the model, database and limits its context names (shared by
         every run that names the same), else the flow's own."""
         run = current_context(Text2CypherContext)
-        limits = {k: v for k, v in run.model_dump(exclude={"model", "database_url", "graph"}).items() if v is not None}
+        limits = {k: lower(getattr(run, k), self.limits[k]) for k in ("max_llm_calls", "max_retries", "row_cap", "query_timeout")}
+        limits["require_approval"] = self.limits["require_approval"] or bool(run.require_approval)  # a run may add it, not remove it
         key = (run.model, run.database_url, run.graph, tuple(sorted(limits.items())))
         return self._contexts.get(key, lambda: self._make_context(run, limits))
 
+    def _run_database_args(self, run: Text2CypherContext) -> dict[str, Any] | None:
+        """The connection arguments the run's context names; None for the flow's own database."""
+        if run.database_url:
+            return connection_args_from_url(run.database_url, run.graph)
+        if run.graph:
+            if self._database is not None:
+                raise ConfigurationError("this flow was given a database object: a run may switch graphs only with database_url")
+            return with_graph(self.connection_args or default_connection_args(), run.graph)
+        return None
+
     def _make_context(self, run: Text2CypherContext, limits: dict[str, Any]) -> FlowContext:
-        if run.database_url or run.graph:
-            args = connection_args_from_url(run.database_url or default_database_url(), run.graph)
-        elif self._database is not None:
-            args = None
+        args = self._run_database_args(run)
+        if args is None and self._database is not None:
+            db = self._database
         else:
-            args = self.connection_args or None
-        db = self._database if args is None and self._database is not None else self._databases.get(repr(args), lambda: open_database(args))
+            args = args or self.connection_args or default_connection_args()
+            db = self._databases.get(repr(sorted(args.items())), lambda: open_database(args))
         store = self._fewshots if isinstance(self._fewshots, (FewShotStore, MemoryFewShotStore)) else None
         if self._fewshots is True:
             store = self._stores.get(id(db), lambda: self._default_store(db))
@@ -145,11 +159,12 @@ class Text2CypherFlow:
 
     def _node(self, step: Callable[[Any, FlowContext], dict[str, Any]]) -> Callable[[Any], dict[str, Any]]:
         def node(state: Any) -> dict[str, Any]:
-            try:
-                context = self.context
-            except DatabaseUnavailableError as e:  # a database that is down is a typed stop, not a crash
-                return {"stop_reason": "tool_unavailable", "error": str(e)}
-            return step(state, context)
+            with stored_context(state.get("run_context")):  # the settings the run started with
+                try:
+                    context = self.context
+                except DatabaseUnavailableError as e:  # a database that is down is a typed stop, not a crash
+                    return {"stop_reason": "tool_unavailable", "error": str(e)}
+                return step(state, context)
 
         node.__name__ = step.__name__
         return node
@@ -169,8 +184,12 @@ class Text2CypherFlow:
     def _after_query_written(state: Text2CypherState) -> Literal["map_values", "summarize"]:
         return "summarize" if state.get("stop_reason") else "map_values"
 
+    def _context_of(self, state: Mapping[str, Any]) -> FlowContext:
+        with stored_context(state.get("run_context")):
+            return self.context
+
     def _after_execute(self, state: Text2CypherState) -> Literal["correct", "evaluate", "summarize"]:
-        ctx = self.context
+        ctx = self._context_of(state)
         if state.get("stop_reason") or self.flow == "naive":
             return "summarize"
         if state.get("feedback"):  # the database's error
@@ -180,14 +199,17 @@ class Text2CypherFlow:
     def _after_evaluate(self, state: Text2CypherState) -> Literal["correct", "summarize"]:
         if state.get("stop_reason") or state.get("evaluated_ok"):
             return "summarize"
-        return "correct" if self.context.can_correct(state) else "summarize"
+        return "correct" if self._context_of(state).can_correct(state) else "summarize"
 
     @staticmethod
     def _fan_out(state: Text2CypherState) -> list[Send] | Literal["summarize"]:
         """One parallel `subquery` branch per pending sub-question, or on to the summary."""
         if state.get("stop_reason") or not state.get("pending"):
             return "summarize"
-        return [Send("subquery", {"sub": q, "question": state["question"], "round": state.get("round", 1)}) for q in state["pending"]]
+        return [
+            Send("subquery", {"sub": q, "question": state["question"], "round": state.get("round", 1), "run_context": state.get("run_context")})
+            for q in state["pending"]
+        ]
 
     # -- graphs ----------------------------------------------------------------
 
@@ -195,7 +217,8 @@ class Text2CypherFlow:
         builder = StateGraph(
             Text2CypherState, context_schema=Text2CypherContext, input_schema=Text2CypherInput, output_schema=Text2CypherOutput
         )
-        builder.add_node("start", lambda state: steps.start(state))  # needs neither model nor database
+        # needs neither model nor database; keeps the context the run started with, for a resume
+        builder.add_node("start", lambda state: {**steps.start(state), "run_context": runtime_context()})
         builder.add_node("guardrail", self._node(steps.guardrail))
         builder.add_edge(START, "start")
         builder.add_conditional_edges("start", self._after_start)

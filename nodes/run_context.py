@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Hashable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
@@ -29,38 +32,87 @@ DEFAULT_GRAPH = "movies"
 NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 
-def current_context(schema: type[C]) -> C:
-    """This run's context as `schema`; all defaults outside a run or when the run sent none."""
+_STORED: ContextVar[dict[str, Any] | None] = ContextVar("stored_run_context", default=None)
+
+
+@contextmanager
+def stored_context(values: dict[str, Any] | None) -> Iterator[None]:
+    """Within this block, `current_context` also reads `values`: the context the run started with,
+    kept in its state, so a resumed run keeps its settings when the resume sends none."""
+    token = _STORED.set(values)
+    try:
+        yield
+    finally:
+        _STORED.reset(token)
+
+
+def runtime_context() -> dict[str, Any]:
+    """The context this invocation was given (fields that were set), {} outside a run."""
     from langgraph.runtime import get_runtime
 
     try:
         runtime = get_runtime()
     except RuntimeError:  # not inside a graph run (a unit test of a step, say)
-        return schema()
+        return {}
     context = getattr(runtime, "context", None)
     if context is None:
-        return schema()
-    if isinstance(context, schema):
-        return context
-    data = context.model_dump(exclude_none=True) if isinstance(context, BaseModel) else context
+        return {}
+    if isinstance(context, BaseModel):
+        return context.model_dump(exclude_none=True)
+    if isinstance(context, dict):
+        return {k: v for k, v in context.items() if v is not None}
+    raise ConfigurationError(f"a run's context must be a mapping, got {type(context).__name__}")
+
+
+def current_context(schema: type[C]) -> C:
+    """This run's settings as `schema`: what the invocation sent, over what the run started with.
+    Approval, once asked for in a run, stays on for the rest of it."""
+    stored, given = _STORED.get() or {}, runtime_context()
+    merged = {**stored, **given}
+    if stored.get("require_approval") or given.get("require_approval"):
+        merged["require_approval"] = True
     try:
-        return schema.model_validate({k: v for k, v in dict(data).items() if k in schema.model_fields})
+        return schema.model_validate({k: v for k, v in merged.items() if k in schema.model_fields})
     except (ValidationError, TypeError, ValueError) as e:
         raise ConfigurationError(f"invalid run context: {e}") from e
 
 
-class KeyedCache:
-    """Thread-safe `key -> value`, each value made once; `values()` lets an owner close them."""
+def lower(asked: float | None, own: float | None) -> float | None:
+    """A run may lower a limit, never raise it: the smaller of the two (None is no limit)."""
+    if asked is None:
+        return own
+    return asked if own is None else min(asked, own)
 
-    def __init__(self) -> None:
-        self._items: dict[Hashable, Any] = {}
+
+class KeyedCache:
+    """Thread-safe `key -> value`, each value made once, at most `size` kept (least recently used
+    dropped; `on_drop` may close it). A value is made outside the shared lock, under a lock of its
+    own key, so a slow one (a database that does not answer) never holds up other keys."""
+
+    def __init__(self, size: int = 32, on_drop: Callable[[Any], None] | None = None) -> None:
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
+        self._making: dict[Hashable, threading.Lock] = {}
         self._lock = threading.Lock()
+        self.size, self.on_drop = size, on_drop
 
     def get(self, key: Hashable, make: Callable[[], V]) -> V:
         with self._lock:
-            if key not in self._items:
-                self._items[key] = make()
-            return self._items[key]
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+            key_lock = self._making.setdefault(key, threading.Lock())
+        with key_lock:
+            with self._lock:
+                if key in self._items:
+                    return self._items[key]
+            value = make()
+            with self._lock:
+                self._items[key] = value
+                self._making.pop(key, None)
+                dropped = self._items.popitem(last=False)[1] if len(self._items) > self.size else None
+        if dropped is not None and self.on_drop is not None:
+            self.on_drop(dropped)
+        return value
 
     def values(self) -> list[Any]:
         with self._lock:
@@ -83,28 +135,42 @@ def default_graph() -> str:
     return os.environ.get(GRAPH_ENV) or DEFAULT_GRAPH
 
 
+def _port(parts: Any, url: str) -> int | None:
+    try:
+        return parts.port
+    except ValueError as e:
+        raise ConfigurationError(f"the database URL {url!r} has an invalid port: {e}") from e
+
+
 def connection_args_from_url(url: str | None, graph: str | None = None) -> dict[str, Any]:
-    """The `connect()` arguments a database URL names (see `DatabaseContext.database_url`)."""
+    """The `connect()` arguments a database URL names (see `DatabaseContext.database_url`);
+    a path names the graph (FalkorDB) or the database (Neo4j), unless `graph` is given."""
     url = (url or "embedded").strip()
-    graph = graph or default_graph()
     if url == "embedded":
-        return {"backend": "falkordb", "graph": graph}
+        return {"backend": "falkordb", "graph": graph or default_graph()}
     parts = urlsplit(url)
+    if parts.query or parts.fragment:
+        raise ConfigurationError(f"the database URL {url!r} has a query or fragment; write the database as its path")
+    port = _port(parts, url)
+    path = parts.path.strip("/") or None
+    user = unquote(parts.username) if parts.username else None
+    password = unquote(parts.password) if parts.password else None
     if parts.scheme in ("falkordb", "redis"):
         if not parts.hostname:
             raise ConfigurationError(f"the database URL {url!r} names no host: write falkordb://host:port")
         return {
-            "backend": "falkordb", "graph": graph, "host": parts.hostname, "port": parts.port or 6379,
-            "username": unquote(parts.username) if parts.username else None,
-            "password": unquote(parts.password) if parts.password else None,
+            "backend": "falkordb", "graph": graph or path or default_graph(), "host": parts.hostname,
+            "port": port or 6379, "username": user, "password": password,
         }
     if parts.scheme in NEO4J_SCHEMES:
+        if not parts.hostname:
+            raise ConfigurationError(f"the database URL {url!r} names no host: write neo4j://host:7687")
         netloc = parts.netloc.rpartition("@")[2]
         return {
             "backend": "neo4j", "uri": f"{parts.scheme}://{netloc}",
-            "user": unquote(parts.username) if parts.username else os.environ.get("NEO4J_USERNAME", "neo4j"),
-            "password": unquote(parts.password) if parts.password else os.environ.get("NEO4J_PASSWORD"),
-            "database": parts.path.strip("/") or (graph if graph != DEFAULT_GRAPH else None),
+            "user": user or os.environ.get("NEO4J_USERNAME", "neo4j"),
+            "password": password or os.environ.get("NEO4J_PASSWORD"),
+            "database": graph or path,
         }
     raise ConfigurationError(
         f"unsupported database URL {url!r}: use 'embedded', 'falkordb://host:port' or a Neo4j URI "
@@ -112,9 +178,17 @@ def connection_args_from_url(url: str | None, graph: str | None = None) -> dict[
     )
 
 
+def with_graph(args: dict[str, Any], graph: str) -> dict[str, Any]:
+    """The same database with another graph (FalkorDB) or database (Neo4j) selected."""
+    from nodes.graphdb.connect import backend_of
+
+    key = "database" if backend_of(args) == "neo4j" else "graph"
+    return {**{k: v for k, v in args.items() if k not in ("graph", "db_name", "database")}, key: graph}
+
+
 def default_connection_args() -> dict[str, Any]:
     """The database the environment names: `$REFLEXION_DATABASE_URL` and `$REFLEXION_GRAPH`."""
-    return connection_args_from_url(default_database_url(), default_graph())
+    return connection_args_from_url(default_database_url(), os.environ.get(GRAPH_ENV) or None)
 
 
 def open_database(connection_args: dict[str, Any] | None = None) -> Any:

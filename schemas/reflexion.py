@@ -77,7 +77,7 @@ class ReflexionState(TypedDict, total=False):
     prompt: str | None
     action: str | None  # the action the next execute_tool step will run
     parsed_action: dict[str, Any] | None  # the newest draft/revise reply, parsed (a step schema dump)
-    approval: bool  # the pending action waits for a person's approval (set with it, so a resume keeps it)
+    run_context: dict[str, Any]  # the context the run started with: a resume without one keeps these settings
     steps: int  # execute_tool steps taken in this run
     outcomes: list[dict[str, Any]]  # one ToolOutcome per execute_tool step; revise scores the last
     last_score: float | None

@@ -106,7 +106,7 @@ class Text2CypherState(TypedDict, total=False):
     examples: list[dict[str, str]]
     cypher: str  # the query the next step runs
     mappings: list[dict[str, str]]  # the value mappings of that query
-    approval: bool  # that query waits for a person's approval before it runs
+    run_context: dict[str, Any]  # the context the run started with: a resume without one keeps these settings
     attempts: list[dict[str, Any]]  # every query run, in order
     feedback: str | None  # the database error or the critique the next correction reads
     corrections: int

@@ -21,7 +21,6 @@ from langgraph_sdk import get_sync_client
 from tests.conftest import TOM_HANKS_QUERY, graph_fingerprint
 from tests.openai_stub import OpenAIStub, tool_names
 
-ROOT = Path(__file__).resolve().parents[1]
 OTHER_QUERY = "MATCH (m:Movie {title: 'The Matrix'})<-[:DIRECTED]-(p:Person) RETURN p.name AS director"
 
 
@@ -61,7 +60,7 @@ def server(falkordb_server, movies_db, tmp_path_factory) -> Iterator[tuple[str, 
         log = (tmp_path_factory.mktemp("server-log") / "server.log").open("w")
         process = subprocess.Popen(
             [sys.executable, "-m", "graphs.cli", "serve", "--port", str(port)],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=tmp_path_factory.mktemp("server-cwd"), env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         url = f"http://127.0.0.1:{port}"
         try:

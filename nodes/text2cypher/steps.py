@@ -113,16 +113,14 @@ def correct(state: Mapping[str, Any], ctx: FlowContext) -> Update:
 
 
 def map_values(state: Mapping[str, Any], ctx: FlowContext) -> Update:
-    """Replace literals the database does not store by the stored values they mean. It also
-    records whether the query needs approval, so resuming a paused run can never skip the check."""
-    approval = ctx.require_approval
+    """Replace literals the database does not store by the stored values they mean."""
     try:
         cypher, mappings = ctx.mapper.map(state["cypher"])
     except GraphDatabaseError:  # lookups failed: run the query as written; its own run will report
-        return {"mappings": [], "approval": approval}
+        return {"mappings": []}
     if mappings:
         emit("Value mapping", mappings=[m.model_dump() for m in mappings], cypher=cypher)
-    return {"cypher": cypher, "mappings": [m.model_dump() for m in mappings], "approval": approval}
+    return {"cypher": cypher, "mappings": [m.model_dump() for m in mappings]}
 
 
 def run_query(ctx: FlowContext, cypher: str, mappings: list[dict[str, str]]) -> Attempt:
@@ -136,7 +134,7 @@ def run_query(ctx: FlowContext, cypher: str, mappings: list[dict[str, str]]) -> 
 
 def execute(state: Mapping[str, Any], ctx: FlowContext) -> Update:
     cypher = state["cypher"]
-    if ctx.require_approval or state.get("approval"):  # pause for a person (LangGraph interrupt); an edit is still read-only
+    if ctx.require_approval:  # pause for a person (LangGraph interrupt); an edit is still read-only
         decision = read_decision(interrupt(approval_request(state["question"], cypher, len(state.get("attempts") or []) + 1)))
         if decision.action == "reject":
             return {"stop_reason": "rejected", "error": decision.reason}
