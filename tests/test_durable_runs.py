@@ -182,3 +182,67 @@ def test_a_paused_thread_keeps_a_valid_memory(movies_db):
     paused = agent.execute("Tom Hanks movies?")
     messages = agent.graph.get_state({"configurable": {"thread_id": paused.thread_id}}).values["messages"]
     assert isinstance(messages[-1], AIMessage) and messages[-1].tool_calls  # waiting on exactly this call
+
+
+def test_approval_holds_for_every_later_query_of_a_run_resumed_without_context(movies_db):
+    agent, _ = make_agent(movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, 2), revise("unused", 9)])
+    paused = agent.execute("Tom Hanks movies?", context={"require_approval": True})
+    second = agent.resume(paused.thread_id, "approve")  # no context: the revised query must still wait
+    assert second.stop_reason == "awaiting_approval" and second.pending_approval["query"] == TOM_HANKS_QUERY
+    done = agent.resume(second.thread_id, "approve")
+    assert ["Cast Away"] in done.tool_result
+
+
+def test_a_run_resumed_after_a_crash_keeps_its_context(movies_db, tmp_path):
+    path = tmp_path / "threads.sqlite"
+
+    def dies(messages):
+        raise ProcessKilled
+
+    first = ScriptedChatModel(replies=[draft(EMPTY_QUERY), dies])
+    saver = lambda: ThreadedSqliteSaver(sqlite3.connect(path, check_same_thread=False))  # noqa: E731
+    agent = KGQueryReflexionAgent(conversation_factory=lambda: first, database=movies_db, checkpointer=saver())
+    paused = agent.execute("Tom Hanks movies?", thread_id="ctx", context={"require_approval": True, "row_cap": 2})
+    with pytest.raises(ProcessKilled):
+        agent.resume("ctx", "approve")  # the empty query runs; the revise call "dies"
+    second = ScriptedChatModel(replies=[revise(TOM_HANKS_QUERY, 2), revise("unused", 9)])
+    restarted = KGQueryReflexionAgent(conversation_factory=lambda: second, database=movies_db, checkpointer=saver())
+    again = restarted.resume("ctx")  # no context: the approval and the row cap of the first run still hold
+    assert paused.stop_reason == again.stop_reason == "awaiting_approval" and again.pending_approval["query"] == TOM_HANKS_QUERY
+    done = restarted.resume("ctx", "approve")
+    assert len(done.tool_result) == 2 and done.truncated
+
+
+def test_a_run_context_can_add_approval_and_lower_limits_but_never_remove_or_raise_them(movies_db):
+    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise("unused", 9)], require_approval=True, row_cap=2)
+    paused = agent.execute("Tom Hanks movies?", context={"require_approval": False, "row_cap": 1000})
+    assert paused.stop_reason == "awaiting_approval"
+    done = agent.resume(paused.thread_id, "approve", context={"row_cap": 1000})
+    assert len(done.tool_result) == 2 and done.truncated
+    model = flow_model(GuardrailDecision=[OK], CypherQuery=[{"cypher": TOM_HANKS_QUERY}], Summary=[{"answer": "12"}])
+    flow = Text2CypherFlow("naive", conversation_factory=lambda: model, database=movies_db, fewshots=False, require_approval=True, row_cap=3)
+    paused = flow.ask("Tom Hanks movies?", context={"require_approval": False, "row_cap": 500})
+    assert paused.stop_reason == "awaiting_approval"
+    assert len(flow.resume(paused.thread_id, "approve").rows) == 3
+
+
+def test_a_flow_resumed_without_context_asks_again_before_its_correction_runs(movies_db):
+    model = flow_model(GuardrailDecision=[OK], CypherQuery=[{"cypher": "MATCH (m:Movie) RETURN m.nope("}, {"cypher": MATRIX}], Summary=[{"answer": "x"}])
+    flow = Text2CypherFlow("retry", conversation_factory=lambda: model, database=movies_db, fewshots=False)
+    paused = flow.ask("Who directed The Matrix?", context={"require_approval": True})
+    second = flow.resume(paused.thread_id, "approve")  # the broken query runs and fails; the correction must wait
+    assert second.stop_reason == "awaiting_approval" and second.pending_approval["query"] == MATRIX
+
+
+def test_a_context_naming_only_a_graph_keeps_the_agents_database(falkordb_server, movies_db):
+    other = movies_db.sibling(f"tiny_{uuid.uuid4().hex[:6]}")
+    other.query("CREATE (:Person {name: 'Grace'})", allow_writes=True)
+    model = ScriptedChatModel(replies=[draft("MATCH (p:Person) RETURN p.name AS name"), revise("unused", 9)])
+    args = {"backend": "falkordb", "host": falkordb_server.host, "port": falkordb_server.port}
+    agent = KGQueryReflexionAgent(connection_args=args, conversation_factory=lambda: model)
+    try:
+        result = agent.execute("Who is there?", context={"graph": other.graph_name})
+        assert result.tool_result == [["Grace"]] and agent.dialect == "falkordb"
+    finally:
+        agent.close()
+        other.query("MATCH (n) DETACH DELETE n", allow_writes=True)

@@ -145,7 +145,7 @@ def test_a_run_context_limits_the_run_and_approval_pauses_before_the_query(serve
     request = paused["tasks"][0]["interrupts"][0]["value"]
     assert request["kind"] == "approve_query" and request["query"] == TOM_HANKS_QUERY
     # the reviewer writes another query; it runs (read-only) and the run completes
-    client.runs.wait(thread, kg, command={"resume": {"action": "edit", "query": OTHER_QUERY}}, context={"require_approval": True})
+    client.runs.wait(thread, kg, command={"resume": {"action": "edit", "query": OTHER_QUERY}})  # the run keeps its context
     state = client.threads.get_state(thread)["values"]
     assert state["outcomes"][0]["action"] == OTHER_QUERY and ["Lana Wachowski"] in state["outcomes"][0]["rows"]
     # a write the reviewer "approves" is still refused: approval never turns writes on
