@@ -25,13 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from graphs.cli_ask import LiveProgress, cmd_ask, cmd_resume
 from graphs.text2cypher_flow import FLOWS
 from nodes.graphdb import connect, load_cypher_script
 from nodes.graphdb.csv_loader import load_nodes_csv, load_relationships_csv, parse_endpoint
 from nodes.models.resolve import chat_model_from_env
-from schemas.errors import ConfigurationError, DatabaseUnavailableError
+from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
 
 LANGGRAPH_JSON = Path(__file__).resolve().parents[1] / "langgraph.json"
 EXIT_ANSWERED, EXIT_NO_ANSWER, EXIT_CONFIGURATION, EXIT_DATABASE = 0, 1, 2, 3
@@ -165,7 +166,7 @@ def cmd_serve(args: argparse.Namespace, out: Console) -> int:
 
 def _run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--flow", choices=["reflexion", *FLOWS], default="reflexion")
-    command.add_argument("--graph", default="movies")
+    command.add_argument("--graph", help="a graph of the embedded database (default: $REFLEXION_DATABASE_URL and $REFLEXION_GRAPH, else the embedded movies graph)")
     command.add_argument("--model", help="e.g. openai:gpt-4o-mini (default: $REFLEXION_MODEL)")
     command.add_argument("--max-steps", type=int, default=30)
     command.add_argument("--approve", action="store_true", help="ask at the terminal before each generated query runs")
@@ -232,11 +233,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args, out)
     except ConfigurationError as e:
-        err.print(f"[red]Configuration error:[/red] {e}")
+        err.print(f"[red]Configuration error:[/red] {escape(str(e))}", highlight=False)
         return EXIT_CONFIGURATION
     except DatabaseUnavailableError as e:
-        err.print(f"[red]Database unavailable:[/red] {e}")
+        err.print(f"[red]Database unavailable:[/red] {escape(str(e))}", highlight=False)
         return EXIT_DATABASE
+    except GraphDatabaseError as e:  # the database refused a statement (a loader's data, say)
+        err.print(f"[red]The database refused it:[/red] {escape(str(e))}", highlight=False)
+        return EXIT_CONFIGURATION
+    except KeyboardInterrupt:
+        err.print("Interrupted: a run with a thread id resumes with `reflexion resume THREAD_ID`.")
+        return 130
 
 
 if __name__ == "__main__":

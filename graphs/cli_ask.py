@@ -17,6 +17,8 @@ from rich.prompt import Prompt
 from graphs.text2cypher_flow import Text2CypherFlow
 from nodes.graphdb import connect, ensure_movies_graph
 from nodes.models.resolve import chat_model_from_env
+from nodes.run_context import open_database
+from schemas.errors import ConfigurationError
 
 EXIT_ANSWERED, EXIT_NO_ANSWER = 0, 1
 NEXT_STEP = {"draft": "running the query", "execute_tool": "the model scores the result", "revise": "running the revised query"}
@@ -49,8 +51,12 @@ class LiveProgress:
 
 
 def database(args: argparse.Namespace) -> Any:
-    db = connect({"backend": "falkordb", "graph": args.graph, "data_dir": args.data_dir})
-    if args.graph == "movies":
+    """`--graph`/`--data-dir` name a graph of the embedded database; without them, the environment's
+    database (`$REFLEXION_DATABASE_URL`, `$REFLEXION_GRAPH`), by default the embedded movies graph."""
+    if args.graph is None and args.data_dir is None:
+        return open_database()
+    db = connect({"backend": "falkordb", "graph": args.graph or "movies", "data_dir": args.data_dir})
+    if (args.graph or "movies") == "movies":
         ensure_movies_graph(db)
     return db
 
@@ -67,12 +73,23 @@ def runner(args: argparse.Namespace) -> Any:
 
 
 def decide(pending: dict[str, Any], console: Console) -> Any:
-    """Ask the person at the terminal what to do with the query a run paused on."""
-    console.print(f"\n[bold]Approve this query?[/bold] (step {pending.get('step')})\n  {pending.get('query')}", highlight=False)
-    choice = Prompt.ask("[a]pprove, [e]dit or [r]eject", choices=["a", "e", "r"], default="a", console=console)
-    if choice == "e":
-        return {"action": "edit", "query": Prompt.ask("Query to run instead", console=console)}
-    return "approve" if choice == "a" else {"action": "reject", "reason": Prompt.ask("Why (optional)", default="", console=console) or "rejected at the terminal"}
+    """Ask the person at the terminal what to do with the query a run paused on; the end of the
+    input (a closed pipe) rejects it, so nothing runs unapproved."""
+    console.print(f"\n[bold]Approve this query?[/bold] (step {pending.get('step')})", highlight=False)
+    console.print(f"  {pending.get('query')}", highlight=False, markup=False)
+    try:
+        choice = Prompt.ask("\\[a]pprove, \\[e]dit or \\[r]eject", choices=["a", "e", "r"], default="a", console=console)
+        if choice == "e":
+            query = ""
+            while not query.strip():
+                query = Prompt.ask("Query to run instead", console=console)
+            return {"action": "edit", "query": query}
+        if choice == "a":
+            return "approve"
+        return {"action": "reject", "reason": Prompt.ask("Why (optional)", default="", console=console) or "rejected at the terminal"}
+    except EOFError:
+        console.print("No answer (end of input): the query is rejected.")
+        return {"action": "reject", "reason": "no answer at the terminal"}
 
 
 def _run(agent: Any, args: argparse.Namespace, progress: LiveProgress, start: Any) -> Any:
@@ -130,7 +147,9 @@ def cmd_resume(args: argparse.Namespace, out: Console) -> int:
     agent = runner(args)
     decision: Any = None
     if args.decision == "edit":
-        decision = {"action": "edit", "query": args.query or ""}
+        if not (args.query or "").strip():
+            raise ConfigurationError("--decision edit needs --query with the query to run instead")
+        decision = {"action": "edit", "query": args.query}
     elif args.decision:
         decision = {"action": args.decision, "reason": args.query} if args.decision == "reject" and args.query else args.decision
     with LiveProgress(out, enabled=not args.json) as progress:

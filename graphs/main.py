@@ -30,7 +30,9 @@ def print_step(step: int, node: str, message: BaseMessage | None, update: dict[s
         print(f"[draft] query: {message.tool_calls[0]['args'].get('answer')}", flush=True)
     elif node == "execute_tool":
         outcome = ToolOutcome.model_validate(update["outcomes"][-1])
-        if not outcome.executed:
+        if outcome.error_type == "RejectedByReviewer":
+            print(f"[execute {step}] not run: {outcome.error}", flush=True)
+        elif not outcome.executed:
             print(f"[execute {step}] skipped: the query already ran", flush=True)
         elif outcome.error:
             print(f"[execute {step}] error ({outcome.error_type}): {outcome.error}", flush=True)

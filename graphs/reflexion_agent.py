@@ -47,7 +47,7 @@ from nodes.reflexion.steps import (
     unavailable_tool_run,
     usage_of_state,
 )
-from nodes.run_context import KeyedCache, current_context, runtime_context, stored_context
+from nodes.run_context import GRAPH_KEY, KeyedCache, check_thread_graph, current_context, runtime_context, stored_context
 from nodes.reflexion.stop_rules import (
     DEFAULT_MAX_REPEATS,
     DEFAULT_MAX_STEPS,
@@ -286,20 +286,20 @@ class ReflexionAgent(ABC):
     def _route_after_execute_tool(state: ReflexionState) -> Literal["revise", "__end__"]:
         return END if state.get("stop_reason") else "revise"
 
-    @staticmethod
-    def _in_run(node: Callable[[Any], Any], anode: Callable[[Any], Any], starts: bool) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+    def _in_run(self, node: Callable[[Any], Any], anode: Callable[[Any], Any], starts: bool) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
         """A node (sync and async) that reads the run's stored context; the run's first node stores
-        the context the run was started with, so a resumed run keeps its settings."""
+        the context the run was started with, so a resumed run keeps its settings, and which graph it is."""
+        graph = type(self).__name__
 
         def sync(state: ReflexionState) -> Any:
             with stored_context(None if starts else state.get("run_context")):
                 update = node(state)
-            return {**update, "run_context": runtime_context()} if starts else update
+            return {**update, "run_context": {**runtime_context(), GRAPH_KEY: graph}} if starts else update
 
         async def asynchronous(state: ReflexionState) -> Any:
             with stored_context(None if starts else state.get("run_context")):
                 update = await anode(state)
-            return {**update, "run_context": runtime_context()} if starts else update
+            return {**update, "run_context": {**runtime_context(), GRAPH_KEY: graph}} if starts else update
 
         return sync, asynchronous
 
@@ -416,6 +416,7 @@ class ReflexionAgent(ABC):
         snapshot = self.graph.get_state({"configurable": {"thread_id": thread_id}})
         if not snapshot.values:
             raise ConfigurationError(f"no run is stored in thread {thread_id!r}")
+        check_thread_graph(snapshot.values, type(self).__name__, thread_id)
         if snapshot.interrupts:
             if approval is None:
                 raise ConfigurationError(f"the run in thread {thread_id!r} waits for approval: pass approval=")

@@ -30,6 +30,8 @@ from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP, Gra
 from nodes.models.resolve import chat_model_from_env, resolve_chat_model
 from nodes.run_context import (
     APPROVAL_ENV,
+    GRAPH_KEY,
+    check_thread_graph,
     KeyedCache,
     connection_args_from_url,
     current_context,
@@ -218,7 +220,8 @@ class Text2CypherFlow:
             Text2CypherState, context_schema=Text2CypherContext, input_schema=Text2CypherInput, output_schema=Text2CypherOutput
         )
         # needs neither model nor database; keeps the context the run started with, for a resume
-        builder.add_node("start", lambda state: {**steps.start(state), "run_context": runtime_context()})
+        graph = f"text2cypher_{self.flow}"
+        builder.add_node("start", lambda state: {**steps.start(state), "run_context": {**runtime_context(), GRAPH_KEY: graph}})
         builder.add_node("guardrail", self._node(steps.guardrail))
         builder.add_edge(START, "start")
         builder.add_conditional_edges("start", self._after_start)
@@ -344,6 +347,7 @@ class Text2CypherFlow:
         snapshot = self.graph.get_state({"configurable": {"thread_id": thread_id}})
         if not snapshot.values:
             raise ConfigurationError(f"no run is stored in thread {thread_id!r}")
+        check_thread_graph(snapshot.values, f"text2cypher_{self.flow}", thread_id)
         if snapshot.interrupts and approval is None:
             raise ConfigurationError(f"the run in thread {thread_id!r} waits for approval: pass approval=")
         if not snapshot.next:

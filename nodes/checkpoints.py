@@ -27,6 +27,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, ChannelVersions, Chec
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from schemas.errors import ConfigurationError
+
 CHECKPOINTS_ENV = "REFLEXION_CHECKPOINTS"
 #: The default for an agent's `checkpointer` argument: the durable store `$REFLEXION_CHECKPOINTS` names.
 DURABLE = "durable"
@@ -74,9 +76,14 @@ def sqlite_checkpointer(path: str | os.PathLike[str]) -> ThreadedSqliteSaver:
     with _savers_lock:
         key = str(target)
         if key not in _savers:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            saver = ThreadedSqliteSaver(sqlite3.connect(key, check_same_thread=False))
-            saver.setup()
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                saver = ThreadedSqliteSaver(sqlite3.connect(key, check_same_thread=False))
+                saver.setup()
+            except (OSError, sqlite3.Error) as e:
+                raise ConfigurationError(
+                    f"cannot keep threads in {target} ({e}); set {CHECKPOINTS_ENV} to a writable SQLite file, 'memory' or 'none'"
+                ) from e
             _savers[key] = saver
         return _savers[key]  # type: ignore[return-value]
 

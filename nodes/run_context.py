@@ -46,6 +46,16 @@ def stored_context(values: dict[str, Any] | None) -> Iterator[None]:
         _STORED.reset(token)
 
 
+GRAPH_KEY = "__graph__"  # kept with a run's stored context: which graph the thread belongs to
+
+
+def check_thread_graph(values: dict[str, Any], graph: str, thread_id: str) -> None:
+    """Refuse to resume a thread another graph wrote (it would silently do nothing or the wrong thing)."""
+    owner = (values.get("run_context") or {}).get(GRAPH_KEY)
+    if owner is not None and owner != graph:
+        raise ConfigurationError(f"thread {thread_id!r} belongs to {owner}, not {graph}: resume it with that graph (reflexion resume --flow ...)")
+
+
 def runtime_context() -> dict[str, Any]:
     """The context this invocation was given (fields that were set), {} outside a run."""
     from langgraph.runtime import get_runtime

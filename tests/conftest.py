@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 # Agents checkpoint to SQLite by default: keep the suite's threads out of the user's data directory.
-os.environ["REFLEXION_CHECKPOINTS"] = str(Path(tempfile.mkdtemp(prefix="reflexion-test-")) / "checkpoints.sqlite")
+_SCRATCH = Path(tempfile.mkdtemp(prefix="reflexion-test-"))
+os.environ["REFLEXION_CHECKPOINTS"] = str(_SCRATCH / "checkpoints.sqlite")
+os.environ["REFLEXION_DATA_DIR"] = str(_SCRATCH / "falkordb")  # an embedded database opened by default stays here too
 
 from graphs.kg_query_agent import KGQueryReflexionAgent
 from nodes.graphdb import FalkorDBGraph, ensure_movies_graph

@@ -59,7 +59,10 @@ def test_missing_model_key_and_a_down_database_have_their_exit_codes(monkeypatch
         raise DatabaseUnavailableError("FalkorDB at 127.0.0.1:1 is unreachable")
 
     monkeypatch.setattr("graphs.cli_ask.connect", unreachable)
-    assert main(["ask", "anything"]) == 3 and "Database unavailable: FalkorDB at 127.0.0.1:1" in capsys.readouterr().err
+    assert main(["ask", "anything", "--graph", "movies"]) == 3
+    assert "Database unavailable: FalkorDB at 127.0.0.1:1" in capsys.readouterr().err
+    monkeypatch.setenv("REFLEXION_DATABASE_URL", "falkordb://127.0.0.1:1")  # the environment's database, down
+    assert main(["ask", "anything"]) == 3 and "127.0.0.1:1" in capsys.readouterr().err
 
 
 def test_graphs_lists_registered_and_stored_graphs(capsys, data_dir):

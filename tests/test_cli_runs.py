@@ -89,3 +89,75 @@ def test_serve_runs_langgraph_dev_offline_and_keeps_what_the_user_set():
     command = serve_command(port=8123)
     assert command[1:2] == ["dev"] and "--no-browser" in command and "--no-reload" in command
     assert command[command.index("--port") + 1] == "8123" and command[command.index("--config") + 1].endswith("langgraph.json")
+
+
+def test_csv_values_are_read_strictly_and_malformed_files_are_refused(tmp_path, capsys, data_dir, falkordb_server):
+    from nodes.graphdb.csv_loader import typed
+
+    assert [typed(v) for v in ["42", "-7", "1936.5", "true", ""]] == [42, -7, 1936.5, True, None]
+    assert [typed(v) for v in ["007", "NaN", "inf", "1_000", " 42 ", "123456789012345678901234567890"]] == [
+        "007", "NaN", "inf", "1_000", " 42 ", "123456789012345678901234567890"]
+    graph = f"csv_{uuid.uuid4().hex[:6]}"
+    base = ["--data-dir", data_dir, "load", "--graph", graph]
+    extra = tmp_path / "extra.csv"
+    extra.write_text("name,born\nAda,1815,oops\n", encoding="utf-8")
+    assert main([*base, str(extra), "--label", "Person"]) == 2 and "row 2: 3 cells for 2 columns" in capsys.readouterr().err
+    twice = tmp_path / "twice.csv"
+    twice.write_text("name,name\nAda,Bob\n", encoding="utf-8")
+    assert main([*base, str(twice), "--label", "Person"]) == 2 and "more than once" in capsys.readouterr().err
+    people = tmp_path / "people.csv"
+    people.write_text("name\nAda\n", encoding="utf-8")
+    knows = tmp_path / "knows.csv"
+    knows.write_text("a,b\nAda,Nobody\n", encoding="utf-8")
+    assert main([*base, str(people), "--label", "Person", "--key", "name"]) == 0
+    assert main([*base, str(knows), "--relationship", "KNOWS", "--start", "Person.name=a", "--end", "Person.name=b"]) == 0
+    assert "0 :KNOWS relationship row(s)" in capsys.readouterr().out  # no node named Nobody: nothing written
+    FalkorDBGraph(graph, host=falkordb_server.host, port=falkordb_server.port).query("MATCH (n) DETACH DELETE n", allow_writes=True)
+
+
+def test_resume_refuses_a_thread_of_another_graph_and_an_edit_without_a_query(stub, capsys, data_dir):
+    thread = f"cli-{uuid.uuid4().hex[:8]}"
+    assert main(["--data-dir", data_dir, "ask", "Which movies did Tom Hanks act in?", "--flow", "naive", "--json", "--thread", thread]) == 0
+    capsys.readouterr()
+    assert main(["--data-dir", data_dir, "resume", thread]) == 2  # the Reflexion agent's resume
+    assert "belongs to text2cypher_naive" in capsys.readouterr().err
+    assert main(["--data-dir", data_dir, "resume", thread, "--decision", "edit"]) == 2
+    assert "--decision edit needs --query" in capsys.readouterr().err
+
+
+def test_the_end_of_input_at_the_approval_prompt_rejects_the_query(stub, capsys, monkeypatch, data_dir):
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    code = main(["--data-dir", data_dir, "ask", "Which movies did Tom Hanks act in?", "--approve"])
+    out = capsys.readouterr().out
+    assert code == 1 and "the query is rejected" in out and "Stopped: rejected" in out
+
+
+def test_an_unusable_checkpoint_file_is_a_configuration_error(stub, capsys, monkeypatch, tmp_path, data_dir):
+    (tmp_path / "not-sqlite").write_text("hello, this is not a database" * 100)
+    monkeypatch.setenv("REFLEXION_CHECKPOINTS", str(tmp_path / "not-sqlite"))
+    assert main(["--data-dir", data_dir, "ask", "Which movies did Tom Hanks act in?"]) == 2
+    assert "cannot keep threads in" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        ("falkordb://u:p%40ss@db.internal:6390/social", {"host": "db.internal", "port": 6390, "graph": "social", "password": "p@ss"}),
+        ("neo4j+s://neo:secret@h.example:7687/films", {"uri": "neo4j+s://h.example:7687", "user": "neo", "database": "films"}),
+        ("bolt://h.example", {"uri": "bolt://h.example", "database": None}),
+    ],
+)
+def test_database_urls_name_host_port_credentials_and_graph(url, expected):
+    from nodes.run_context import connection_args_from_url
+
+    args = connection_args_from_url(url)
+    assert {k: args[k] for k in expected} == expected
+
+
+@pytest.mark.parametrize("url", ["falkordb://h:notaport", "falkordb://h:99999", "bolt://h?database=x", "http://h", "falkordb://"])
+def test_a_bad_database_url_is_a_configuration_error(url):
+    from nodes.run_context import connection_args_from_url
+    from schemas.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError):
+        connection_args_from_url(url)

@@ -24,42 +24,58 @@ from nodes.graphdb.protocol import GraphDatabase
 from schemas.errors import ConfigurationError
 
 BATCH = 500
-IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+INTEGER = re.compile(r"-?(0|[1-9][0-9]*)")  # no leading zeros: '007' and '02134' are codes, kept as text
+DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)\.[0-9]+([eE][-+]?[0-9]+)?")
+INT64 = 2**63
 
 
 @dataclass(frozen=True)
 class CsvLoadReport:
-    rows: int
+    rows: int  # rows written: for relationships, only those whose two nodes were found
     batches: int
 
 
 def identifier(name: str, what: str) -> str:
-    if not IDENTIFIER.match(name or ""):
+    if not IDENTIFIER.fullmatch(name or ""):
         raise ConfigurationError(f"{what} {name!r} is not a plain identifier (letters, digits, _)")
     return name
 
 
 def typed(value: str) -> Any:
-    """A CSV cell as the value it spells: int, float, bool, or the text itself; '' is None."""
-    text = value.strip()
-    if text == "":
+    """A CSV cell as the value it plainly spells: an integer (within 64 bits, no leading zeros), a
+    decimal number, true/false, or else the text as written; an empty cell is None. NaN, inf,
+    '1_000', ' 42 ' and '007' stay text: reading them as numbers would change the data."""
+    if value == "":
         return None
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
+    if value in ("true", "false", "TRUE", "FALSE", "True", "False"):
+        return value.lower() == "true"
+    if INTEGER.fullmatch(value) and -INT64 <= int(value) < INT64:
+        return int(value)
+    if DECIMAL.fullmatch(value):
+        return float(value)
     return value
 
 
 def read_rows(path: str | Path) -> tuple[list[str], list[dict[str, Any]]]:
+    """The header and the typed rows; a file whose rows do not fit its header is refused, naming the row."""
     try:
         with Path(path).open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.DictReader(handle)
-            rows = [{k: typed(v or "") for k, v in row.items() if k is not None} for row in reader]
-            return list(reader.fieldnames or []), rows
+            reader = csv.reader(handle)
+            header = next(reader, None)
+            if not header:
+                raise ConfigurationError(f"{path} is empty: a CSV file starts with a header row")
+            duplicates = sorted({c for c in header if header.count(c) > 1})
+            if duplicates:
+                raise ConfigurationError(f"{path} names the column(s) {', '.join(duplicates)} more than once")
+            rows = []
+            for line, cells in enumerate(reader, start=2):
+                if not cells:
+                    continue
+                if len(cells) != len(header):
+                    raise ConfigurationError(f"{path}, row {line}: {len(cells)} cells for {len(header)} columns")
+                rows.append({column: typed(cell) for column, cell in zip(header, cells)})
+            return header, rows
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         raise ConfigurationError(f"cannot read the CSV file {path}: {e}") from e
 
@@ -69,11 +85,13 @@ def _properties(row: dict[str, Any], skip: set[str]) -> dict[str, Any]:
 
 
 def _write_batches(db: GraphDatabase, cypher: str, items: list[dict[str, Any]]) -> CsvLoadReport:
-    batches = 0
+    """Write in batches; `cypher` returns one count, of the rows that found their nodes."""
+    batches = written = 0
     for start in range(0, len(items), BATCH):
-        db.write(cypher, {"rows": items[start : start + BATCH]})
+        result = db.query(cypher, {"rows": items[start : start + BATCH]}, allow_writes=True, row_cap=None, timeout=None)
+        written += int(result.rows[0][0]) if result.rows else 0
         batches += 1
-    return CsvLoadReport(rows=len(items), batches=batches)
+    return CsvLoadReport(rows=written, batches=batches)
 
 
 def load_nodes_csv(db: GraphDatabase, path: str | Path, label: str, key: str | None = None) -> CsvLoadReport:
@@ -89,10 +107,10 @@ def load_nodes_csv(db: GraphDatabase, path: str | Path, label: str, key: str | N
         if missing:
             raise ConfigurationError(f"{missing} row(s) of {path} have no {key!r}: a merge key must be set on every row")
         items = [{"key": row[key], "props": _properties(row, {key})} for row in rows]
-        cypher = f"UNWIND $rows AS row MERGE (n:{label} {{{key}: row.key}}) SET n += row.props"
+        cypher = f"UNWIND $rows AS row MERGE (n:{label} {{{key}: row.key}}) SET n += row.props RETURN count(n)"
     else:
         items = [{"props": _properties(row, set())} for row in rows]
-        cypher = f"UNWIND $rows AS row CREATE (n:{label}) SET n += row.props"
+        cypher = f"UNWIND $rows AS row CREATE (n:{label}) SET n += row.props RETURN count(n)"
     return _write_batches(db, cypher, items)
 
 
@@ -126,6 +144,6 @@ def load_relationships_csv(
     ]
     cypher = (
         f"UNWIND $rows AS row MATCH (a:{start_label} {{{start_prop}: row.a}}) MATCH (b:{end_label} {{{end_prop}: row.b}}) "
-        f"MERGE (a)-[r:{rel_type}]->(b) SET r += row.props"
+        f"MERGE (a)-[r:{rel_type}]->(b) SET r += row.props RETURN count(r)"
     )
     return _write_batches(db, cypher, items)

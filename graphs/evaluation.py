@@ -1,0 +1,151 @@
+"""`reflexion eval`: run an agent or flow over (question, gold Cypher) pairs and score execution accuracy.
+
+    report = await evaluate(agent="retry_evaluate", model="oracle", items=load_dataset(), db=db)
+
+Every gold query runs first on the same database (read-only); those the backend cannot run are
+reported and excluded. Then the questions run concurrently (asyncio, at most `concurrency` at a
+time), each scored by `nodes.evaluation.scoring.rows_match`. `model` is "oracle", "corrupt" (every
+fault kind in turn) or a chat model name such as "openai:gpt-4o-mini".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from graphs.kg_query_agent import KGQueryReflexionAgent
+from graphs.text2cypher_flow import FLOWS, Text2CypherFlow
+from nodes.evaluation.dataset import EvalItem
+from nodes.evaluation.faults import FAULTS
+from nodes.evaluation.gold import GoldResult, run_gold
+from nodes.evaluation.oracle import CURRENT_RUN, GoldChatModel, gold_run
+from nodes.evaluation.report import group_score, groups
+from nodes.evaluation.scoring import rows_match
+from nodes.graphdb.protocol import GraphDatabase
+from nodes.models.resolve import chat_model_from_env
+from nodes.prompts.kg_query import build_kg_prompt
+from schemas.errors import ConfigurationError
+from schemas.evaluation import AgentAnswer, EvaluationReport, QuestionTrace
+
+AGENTS = ("reflexion", *FLOWS)
+GOLD_MODELS = ("oracle", "corrupt")
+EVAL_ROW_CAP = 10_000  # gold and answers share one cap; a gold result above it is excluded
+
+
+class Runner:
+    """One agent or flow shared by every question of the evaluation, answering one question."""
+
+    def __init__(self, agent: str, chat: Any, db: GraphDatabase, *, max_steps: int, query_timeout: float) -> None:
+        if agent not in AGENTS:
+            raise ConfigurationError(f"unknown agent {agent!r}; choose one of {', '.join(AGENTS)}")
+        self.agent = agent
+        if agent == "reflexion":
+            self._kg = KGQueryReflexionAgent(
+                conversation_factory=lambda: chat, database=db, max_steps=max_steps, checkpointer=None,
+                row_cap=EVAL_ROW_CAP, query_timeout=query_timeout,
+            )
+            self._prompt = build_kg_prompt(db.schema(), dialect=db.dialect)  # read once, not per question
+        else:
+            # the seed examples would show a flow the gold answers: the store starts empty and learns nothing
+            self._flow = Text2CypherFlow(
+                agent, conversation_factory=lambda: chat, database=db, fewshots=False, checkpointer=None,
+                row_cap=EVAL_ROW_CAP, query_timeout=query_timeout, learn=False,
+            )
+
+    async def answer(self, question: str) -> AgentAnswer:
+        if self.agent == "reflexion":
+            result = await self._kg.aexecute(question, self._prompt)
+            return AgentAnswer(
+                cypher=result.answer, columns=result.columns, rows=result.tool_result or [],
+                executed=result.tool_result is not None, stop_reason=result.stop_reason, steps=result.steps,
+                llm_calls=result.usage.llm_calls, input_tokens=result.usage.input_tokens,
+                output_tokens=result.usage.output_tokens, error=result.error,
+            )
+        flow = await self._flow.aask(question)
+        ran = [a for a in flow.attempts or [s.attempt for s in flow.subanswers] if a.cypher == flow.cypher and a.error is None]
+        return AgentAnswer(
+            cypher=flow.cypher, columns=flow.columns, rows=flow.rows, executed=bool(ran), stop_reason=flow.stop_reason,
+            steps=len(flow.attempts) or len(flow.subanswers), llm_calls=flow.usage.llm_calls,
+            input_tokens=flow.usage.input_tokens, output_tokens=flow.usage.output_tokens, error=flow.error,
+        )
+
+
+async def _score(runner: Runner, item: EvalItem, gold: GoldResult, fault: str | None, gate: asyncio.Semaphore) -> QuestionTrace:
+    trace = QuestionTrace(index=item.index, question=item.question, type=item.type, gold_cypher=item.cypher, fault=fault, gold_rows=len(gold.rows))
+    run = gold_run(item.question, item.cypher, fault)
+    if run is None:
+        trace.excluded = f"the fault {fault} does not apply"
+        return trace
+    async with gate:
+        token = CURRENT_RUN.set(run)
+        started = time.perf_counter()
+        try:
+            answer = await runner.answer(item.question)
+        except Exception as e:  # noqa: BLE001 - one question's crash is a scored failure, not the end of the run
+            answer = AgentAnswer(error=f"{type(e).__name__}: {e}", stop_reason="crashed")
+        finally:
+            CURRENT_RUN.reset(token)
+        trace.latency_s = time.perf_counter() - started
+    trace.answer = answer
+    trace.correct = answer.executed and rows_match(item.cypher, gold.columns, gold.rows, answer.columns, answer.rows)
+    return trace
+
+
+async def evaluate(
+    *,
+    agent: str,
+    model: str,
+    items: list[EvalItem],
+    db: GraphDatabase,
+    dataset: str = "",
+    concurrency: int = 8,
+    max_steps: int = 10,
+    query_timeout: float = 10.0,
+    faults: list[str] | None = None,
+    chat: Any = None,
+    on_done: Callable[[QuestionTrace], None] | None = None,
+) -> EvaluationReport:
+    """Score `agent` over `items` (see the module docstring); `on_done` sees each finished question."""
+    if concurrency < 1:
+        raise ConfigurationError(f"concurrency must be at least 1, got {concurrency}")
+    kinds: list[str | None] = [None]
+    if model == "corrupt":
+        kinds = list(faults or FAULTS)
+        unknown = set(kinds) - set(FAULTS)
+        if unknown:
+            raise ConfigurationError(f"unknown fault kind(s) {', '.join(sorted(unknown))}; known: {', '.join(FAULTS)}")
+    if chat is None:
+        chat = GoldChatModel() if model in GOLD_MODELS else chat_model_from_env(model)
+    started = time.perf_counter()
+    gold = await asyncio.to_thread(run_gold, db, items, timeout=query_timeout, row_cap=EVAL_ROW_CAP)
+    runner = await asyncio.to_thread(Runner, agent, chat, db, max_steps=max_steps, query_timeout=query_timeout)
+    excluded = [QuestionTrace(index=i.index, question=i.question, type=i.type, gold_cypher=i.cypher, excluded=gold[i.index].error)
+                for i in items if gold[i.index].error]
+    runnable = [i for i in items if not gold[i.index].error]
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(item: EvalItem, fault: str | None) -> QuestionTrace:
+        trace = await _score(runner, item, gold[item.index], fault, gate)
+        if on_done is not None:
+            on_done(trace)
+        return trace
+
+    traces = list(await asyncio.gather(*(one(item, fault) for fault in kinds for item in runnable)))
+    scored = [t for t in traces if t.correct is not None]
+    return EvaluationReport(
+        agent=agent, model=model, dataset=dataset, backend=db.dialect, questions=len(items), excluded=len(excluded),
+        excluded_reasons=dict(Counter(_reason(t.excluded or "") for t in excluded)),
+        not_applicable=sum(1 for t in traces if t.excluded),
+        overall=group_score("all", scored), by_type=groups(scored, lambda t: t.type),
+        by_fault=groups(scored, lambda t: t.fault) if model == "corrupt" else [],
+        wall_s=time.perf_counter() - started, concurrency=concurrency, traces=excluded + traces,
+    )
+
+
+def _reason(error: str) -> str:
+    """A gold failure's kind (its error type and first words), to group the excluded questions."""
+    kind, _, message = error.partition(": ")
+    return f"{kind}: {' '.join(message.split()[:6])}" if message else kind
