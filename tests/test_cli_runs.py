@@ -12,7 +12,6 @@ import pytest
 from graphs.cli import main
 from graphs.serve import offline_environment, serve_command
 from nodes.graphdb import FalkorDBGraph
-from tests.conftest import graph_fingerprint
 from tests.openai_stub import OpenAIStub
 from tests.test_cli import HANKS, flow_replies
 
@@ -45,13 +44,29 @@ def test_ask_with_approve_pauses_and_resume_runs_the_edited_query(stub, capsys, 
     assert json.loads(capsys.readouterr().out)["answer"] == MATRIX and len(stub.requests) == calls
 
 
-def test_ask_with_approve_asks_at_the_terminal(stub, capsys, monkeypatch, data_dir, movies_db):
-    before = graph_fingerprint(movies_db)
+def test_ask_with_approve_asks_at_the_terminal(stub, capsys, monkeypatch, data_dir):
     monkeypatch.setattr("sys.stdin", io.StringIO("r\nnot this one\n"))
     code = main(["--data-dir", data_dir, "ask", "Which movies did Tom Hanks act in?", "--flow", "retry", "--approve"])
     out = capsys.readouterr().out
-    assert code == 1 and "Approve this query?" in out and HANKS in out
-    assert "Stopped: rejected" in out and graph_fingerprint(movies_db) == before
+    assert code == 1 and "Approve this query?" in out and HANKS in out and "[a]pprove, [e]dit or [r]eject" in out
+    assert "Stopped: rejected" in out and "not this one" in out and "Cast Away" not in out
+
+
+def test_ask_with_approve_asks_before_every_query_of_the_run(monkeypatch, capsys, data_dir):
+    empty = "MATCH (p:Person {name: 'Nobody'})-[:ACTED_IN]->(m:Movie) RETURN m.title AS title"
+
+    def replies(request):
+        tool = request["tool_choice"]["function"]["name"]
+        if tool == "GenerateQuery":
+            return {"tool": tool, "args": {"answer": empty}}
+        return {"tool": tool, "args": {"revised_query": HANKS, "score": 2 if len(request["messages"]) < 5 else 9}}
+
+    with OpenAIStub(replies) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setattr("sys.stdin", io.StringIO("a\na\n"))
+        code = main(["--data-dir", data_dir, "ask", "Which movies did Tom Hanks act in?", "--approve"])
+    out = capsys.readouterr().out
+    assert code == 0 and out.count("Approve this query?") == 2 and '"Cast Away"' in out
 
 
 def test_resume_says_what_is_wrong_with_an_unknown_thread(stub, capsys, data_dir):

@@ -91,7 +91,8 @@ def test_an_edit_runs_the_reviewers_query_and_the_model_is_told(movies_db):
 )
 def test_a_rejection_or_an_unclear_answer_runs_nothing_and_stops(movies_db, decision, reason):
     before = graph_fingerprint(movies_db)
-    agent, model = make_agent(movies_db, [draft("CREATE (:Person {name: 'Intruder'})")], require_approval=True)
+    # writes allowed: only the reviewer's answer stands between this query and the graph
+    agent, model = make_agent(movies_db, [draft("CREATE (:Person {name: 'Intruder'})")], require_approval=True, allow_writes=True)
     paused = agent.execute("Add a person")
     done = agent.resume(paused.thread_id, decision)
     assert done.stop_reason == "rejected" and reason in done.error and done.tool_result is None
