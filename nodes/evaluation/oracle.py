@@ -1,0 +1,100 @@
+"""Chat models that know the gold query: they check the evaluation harness and drive the whole
+loop over real questions on the real database without an API key.
+
+- The **oracle** answers every step with the gold query, so it must score 100% on the gold
+  queries the backend runs: anything less is a bug in the harness or the agent's plumbing.
+- The **corrupting** model writes the gold query with one deterministic fault (see `faults`) in
+  its first draft, and the gold query on every revision or correction: it measures whether the
+  loop notices the fault and recovers, and at what cost.
+
+One model serves concurrent runs: the harness sets the question being answered in a context
+variable around each run (asyncio tasks and LangGraph's worker threads carry it along), and the
+model keeps that run's progress there.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from nodes.evaluation.faults import FAULTS
+
+
+@dataclass
+class GoldRun:
+    """The question a run answers, its gold query, and the first draft the model will write."""
+
+    question: str
+    gold: str
+    draft: str
+    queries_written: int = 0
+
+
+CURRENT_RUN: ContextVar[GoldRun | None] = ContextVar("evaluation_gold_run", default=None)
+
+
+def gold_run(question: str, gold: str, fault: str | None = None) -> GoldRun | None:
+    """The run for one question, or None when `fault` does not apply to its gold query."""
+    draft = FAULTS[fault](gold) if fault else gold
+    return None if draft is None else GoldRun(question, gold, draft)
+
+
+class GoldChatModel(BaseChatModel):
+    """Replies to whichever structured step it is asked for (the tool bound to the call)."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "gold"
+
+    def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> Any:
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], tool_choice=tool_choice, **kwargs)
+
+    def _query(self, run: GoldRun) -> str:
+        run.queries_written += 1
+        return run.draft if run.queries_written == 1 else run.gold
+
+    def _reply(self, tool: str, run: GoldRun) -> dict[str, Any]:
+        if tool == "GenerateQuery":
+            return {"answer": self._query(run), "reflection": "first draft", "search_queries": []}
+        if tool == "ReviseQuery":
+            right = run.queries_written > 1 or run.draft == run.gold  # the gold query has run by now
+            return {"answer": "", "reflection": "checked against the question", "revised_query": self._query(run) if not right else run.gold,
+                    "score": 9 if right else 2}
+        if tool == "CypherQuery":
+            return {"cypher": self._query(run)}
+        if tool == "Evaluation":
+            right = run.queries_written > 1 or run.draft == run.gold
+            return {"ok": right, "critique": "" if right else "These rows do not answer the question."}
+        if tool == "GuardrailDecision":
+            return {"answerable": True, "reason": "the graph holds this"}
+        if tool == "SubQuestions":
+            return {"questions": [run.question]}
+        if tool == "InformationCheck":
+            return {"enough": True, "missing": []}
+        if tool == "Summary":
+            return {"answer": "See the rows."}
+        raise ValueError(f"the gold model cannot answer the step {tool!r}")
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        run = CURRENT_RUN.get()
+        if run is None:
+            raise RuntimeError("the gold model was called outside an evaluation run (no CURRENT_RUN)")
+        tools = kwargs.get("tools") or []
+        if not tools:
+            raise ValueError("the gold model answers structured steps only (a tool must be bound)")
+        name = tools[0]["function"]["name"]
+        prompt = sum(len(str(m.content)) for m in messages) // 4
+        message = AIMessage(
+            content="",
+            tool_calls=[{"name": name, "args": self._reply(name, run), "id": f"call_{uuid.uuid4().hex[:12]}", "type": "tool_call"}],
+            usage_metadata={"input_tokens": prompt, "output_tokens": 20, "total_tokens": prompt + 20},
+        )
+        return ChatResult(generations=[ChatGeneration(message=message, text=json.dumps(message.tool_calls[0]["args"]))])
