@@ -28,13 +28,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from graphs.cli_ask import LiveProgress, cmd_ask, cmd_resume
+from graphs.serve import LANGGRAPH_JSON
 from graphs.text2cypher_flow import FLOWS
 from nodes.graphdb import connect, load_cypher_script
 from nodes.graphdb.csv_loader import load_nodes_csv, load_relationships_csv, parse_endpoint
 from nodes.models.resolve import chat_model_from_env
 from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
 
-LANGGRAPH_JSON = Path(__file__).resolve().parents[1] / "langgraph.json"
 EXIT_ANSWERED, EXIT_NO_ANSWER, EXIT_CONFIGURATION, EXIT_DATABASE = 0, 1, 2, 3
 
 

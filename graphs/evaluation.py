@@ -26,7 +26,6 @@ from nodes.evaluation.report import group_score, groups
 from nodes.evaluation.scoring import rows_match
 from nodes.graphdb.protocol import GraphDatabase
 from nodes.models.resolve import chat_model_from_env
-from nodes.prompts.kg_query import build_kg_prompt
 from schemas.errors import ConfigurationError
 from schemas.evaluation import AgentAnswer, EvaluationReport, QuestionTrace
 
@@ -47,7 +46,6 @@ class Runner:
                 conversation_factory=lambda: chat, database=db, max_steps=max_steps, checkpointer=None,
                 row_cap=EVAL_ROW_CAP, query_timeout=query_timeout,
             )
-            self._prompt = build_kg_prompt(db.schema(), dialect=db.dialect)  # read once, not per question
         else:
             # the seed examples would show a flow the gold answers: the store starts empty and learns nothing
             self._flow = Text2CypherFlow(
@@ -57,7 +55,7 @@ class Runner:
 
     async def answer(self, question: str) -> AgentAnswer:
         if self.agent == "reflexion":
-            result = await self._kg.aexecute(question, self._prompt)
+            result = await self._kg.aexecute(question)  # the schema prompt is read once, then cached
             return AgentAnswer(
                 cypher=result.answer, columns=result.columns, rows=result.tool_result or [],
                 executed=result.tool_result is not None, stop_reason=result.stop_reason, steps=result.steps,

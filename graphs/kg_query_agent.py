@@ -33,15 +33,14 @@ from nodes.reflexion.stop_rules import DEFAULT_MAX_STEPS
 from nodes.run_context import (
     APPROVAL_ENV,
     KeyedCache,
-    connection_args_from_url,
     default_connection_args,
     env_flag,
     lower,
     open_database,
-    with_graph,
+    run_database_args,
 )
 from nodes.tools.cypher import DEFAULT_ROWS_IN_MESSAGE, run_cypher
-from schemas.errors import ConfigurationError, GraphDatabaseError
+from schemas.errors import GraphDatabaseError
 from schemas.kg_query import GenerateQuery, ReviseQuery
 from schemas.reflexion import ReflexionState, StopReason, ToolOutcome, ToolRun
 from schemas.run_context import KGQueryContext
@@ -81,18 +80,7 @@ class KGQueryReflexionAgent(ReflexionAgent):
         self._schema_prompts = KeyedCache()  # one kg_prompt per database
 
     def _run_database_args(self) -> dict[str, Any] | None:
-        """The connection arguments of the database this run's context names; None for the agent's own.
-        A context naming only a graph keeps the agent's database and selects that graph on it."""
-        ctx = self.run_context()
-        if ctx.database_url:
-            return connection_args_from_url(ctx.database_url, ctx.graph)
-        if ctx.graph:
-            if not self._owns_db:
-                raise ConfigurationError(
-                    "this agent was given a database object: a run may switch graphs only with database_url"
-                )
-            return with_graph(self.connection_args or default_connection_args(), ctx.graph)
-        return None
+        return run_database_args(self.run_context(), self.connection_args, given_object=not self._owns_db)
 
     @property
     def db(self) -> GraphDatabase:
@@ -118,7 +106,7 @@ class KGQueryReflexionAgent(ReflexionAgent):
     def schema_prompt(self) -> str:
         """The kg_prompt built from the live schema, used when `execute` gets no prompt."""
         db = self.db
-        return self._schema_prompts.get(id(db), lambda: build_kg_prompt(db.schema(), dialect=db.dialect))
+        return self._schema_prompts.get(db, lambda: build_kg_prompt(db.schema(), dialect=db.dialect))  # keyed by the object: no id reuse
 
     def _system_prompt(self, instruction: str, prompt: str | None) -> str:
         if prompt is None:

@@ -27,10 +27,9 @@ from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command
 from pydantic import BaseModel
 
-from nodes.checkpoints import DURABLE, resolve_checkpointer
+from nodes.checkpoints import DURABLE, INTERRUPT, paused_on, resolve_checkpointer, resume_plan
 from nodes.models.resolve import chat_model_from_env, resolve_chat_model
 from nodes.reflexion.responder import Responder, ResponderReply
 from nodes.reflexion.scoring import parse_score
@@ -47,7 +46,7 @@ from nodes.reflexion.steps import (
     unavailable_tool_run,
     usage_of_state,
 )
-from nodes.run_context import GRAPH_KEY, KeyedCache, check_thread_graph, current_context, runtime_context, stored_context
+from nodes.run_context import KeyedCache, current_context, started_context, stored_context
 from nodes.reflexion.stop_rules import (
     DEFAULT_MAX_REPEATS,
     DEFAULT_MAX_STEPS,
@@ -62,7 +61,6 @@ from schemas.run_context import AgentContext
 
 logger = logging.getLogger(__name__)
 
-INTERRUPT = "__interrupt__"  # the update a paused run streams
 
 StepCallback = Callable[[int, str, BaseMessage | None, dict[str, Any]], None]
 
@@ -294,12 +292,12 @@ class ReflexionAgent(ABC):
         def sync(state: ReflexionState) -> Any:
             with stored_context(None if starts else state.get("run_context")):
                 update = node(state)
-            return {**update, "run_context": {**runtime_context(), GRAPH_KEY: graph}} if starts else update
+            return {**update, "run_context": started_context(graph)} if starts else update
 
         async def asynchronous(state: ReflexionState) -> Any:
             with stored_context(None if starts else state.get("run_context")):
                 update = await anode(state)
-            return {**update, "run_context": {**runtime_context(), GRAPH_KEY: graph}} if starts else update
+            return {**update, "run_context": started_context(graph)} if starts else update
 
         return sync, asynchronous
 
@@ -376,12 +374,6 @@ class ReflexionAgent(ABC):
         self._log_final_result(result)
         return result
 
-    @staticmethod
-    def _pending(chunk: dict[str, Any]) -> Any:
-        """The value a run paused on (`interrupt`), if this update is a pause."""
-        interrupts = chunk.get(INTERRUPT) or ()
-        return interrupts[0].value if interrupts else None
-
     def _run(
         self, inputs: Any, thread_id: str | None, on_step: StepCallback | None, context: Any = None
     ) -> Any:
@@ -392,7 +384,7 @@ class ReflexionAgent(ABC):
             if mode == "values":
                 state = chunk
             else:
-                pending = self._pending(chunk) or pending
+                pending = paused_on(chunk) or pending
                 self._report(chunk, state, on_step)
         return self._finish(state, config, pending)
 
@@ -405,23 +397,9 @@ class ReflexionAgent(ABC):
             if mode == "values":
                 state = chunk
             else:
-                pending = self._pending(chunk) or pending
+                pending = paused_on(chunk) or pending
                 self._report(chunk, state, on_step)
         return self._finish(state, config, pending)
-
-    def _resume_inputs(self, thread_id: str, approval: Any) -> tuple[Any, Any]:
-        """(what continues the thread, or None; the finished state if there is nothing to continue)."""
-        if self.checkpointer is None:
-            raise ConfigurationError("resuming needs a checkpointer: build the agent with the default or another one")
-        snapshot = self.graph.get_state({"configurable": {"thread_id": thread_id}})
-        if not snapshot.values:
-            raise ConfigurationError(f"no run is stored in thread {thread_id!r}")
-        check_thread_graph(snapshot.values, type(self).__name__, thread_id)
-        if snapshot.interrupts:
-            if approval is None:
-                raise ConfigurationError(f"the run in thread {thread_id!r} waits for approval: pass approval=")
-            return Command(resume=approval), None
-        return (None, None) if snapshot.next else (None, snapshot.values)
 
     def resume(
         self, thread_id: str, approval: Any = None, *, on_step: StepCallback | None = None, context: dict[str, Any] | None = None
@@ -429,7 +407,7 @@ class ReflexionAgent(ABC):
         """Continue the run stored in `thread_id` from its last saved step: after a crash or Ctrl-C,
         or, with `approval` ("approve", {"action": "edit", "query": ...}, "reject"), after a pause.
         A finished run returns its result again without calling the model."""
-        inputs, finished = self._resume_inputs(thread_id, approval)
+        inputs, finished = resume_plan(self.graph, self.checkpointer, thread_id, approval, type(self).__name__)
         if finished is not None:
             return self._finish(finished, self._config(thread_id))
         return self._run(inputs, thread_id, on_step, context)
@@ -437,7 +415,7 @@ class ReflexionAgent(ABC):
     async def aresume(
         self, thread_id: str, approval: Any = None, *, on_step: StepCallback | None = None, context: dict[str, Any] | None = None
     ) -> Any:
-        inputs, finished = self._resume_inputs(thread_id, approval)
+        inputs, finished = resume_plan(self.graph, self.checkpointer, thread_id, approval, type(self).__name__)
         if finished is not None:
             return self._finish(finished, self._config(thread_id))
         return await self._arun(inputs, thread_id, on_step, context)

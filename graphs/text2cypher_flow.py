@@ -23,25 +23,22 @@ from typing import Any, Literal
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command, Send
+from langgraph.types import Send
 
-from nodes.checkpoints import DURABLE, resolve_checkpointer
+from nodes.checkpoints import DURABLE, paused_on, resolve_checkpointer, resume_plan
 from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP, GraphDatabase
 from nodes.models.resolve import chat_model_from_env, resolve_chat_model
 from nodes.run_context import (
     APPROVAL_ENV,
-    GRAPH_KEY,
-    check_thread_graph,
     KeyedCache,
-    connection_args_from_url,
     current_context,
     default_connection_args,
     env_flag,
     lower,
     open_database,
-    runtime_context,
+    started_context,
+    run_database_args,
     stored_context,
-    with_graph,
 )
 from nodes.text2cypher import planner, steps
 from nodes.text2cypher.context import FlowContext, usage_total
@@ -63,7 +60,6 @@ from schemas.text2cypher import (
 logger = logging.getLogger(__name__)
 
 FLOWS: tuple[Flow, ...] = ("naive", "retry", "retry_evaluate", "planner")
-INTERRUPT = "__interrupt__"  # the update a paused run streams
 DEFAULT_MAX_LLM_CALLS = 12
 
 
@@ -123,18 +119,8 @@ class Text2CypherFlow:
         key = (run.model, run.database_url, run.graph, tuple(sorted(limits.items())))
         return self._contexts.get(key, lambda: self._make_context(run, limits))
 
-    def _run_database_args(self, run: Text2CypherContext) -> dict[str, Any] | None:
-        """The connection arguments the run's context names; None for the flow's own database."""
-        if run.database_url:
-            return connection_args_from_url(run.database_url, run.graph)
-        if run.graph:
-            if self._database is not None:
-                raise ConfigurationError("this flow was given a database object: a run may switch graphs only with database_url")
-            return with_graph(self.connection_args or default_connection_args(), run.graph)
-        return None
-
     def _make_context(self, run: Text2CypherContext, limits: dict[str, Any]) -> FlowContext:
-        args = self._run_database_args(run)
+        args = run_database_args(run, self.connection_args, given_object=self._database is not None)
         if args is None and self._database is not None:
             db = self._database
         else:
@@ -142,7 +128,7 @@ class Text2CypherFlow:
             db = self._databases.get(repr(sorted(args.items())), lambda: open_database(args))
         store = self._fewshots if isinstance(self._fewshots, (FewShotStore, MemoryFewShotStore)) else None
         if self._fewshots is True:
-            store = self._stores.get(id(db), lambda: self._default_store(db))
+            store = self._stores.get(db, lambda: self._default_store(db))  # keyed by the object: no id reuse
         model = chat_model_from_env(run.model) if run.model else resolve_chat_model(self.conversation_factory())
         return FlowContext(model=model, db=db, flow=self.flow, store=store, **{**self.limits, **limits})  # type: ignore[arg-type]
 
@@ -221,7 +207,7 @@ class Text2CypherFlow:
         )
         # needs neither model nor database; keeps the context the run started with, for a resume
         graph = f"text2cypher_{self.flow}"
-        builder.add_node("start", lambda state: {**steps.start(state), "run_context": {**runtime_context(), GRAPH_KEY: graph}})
+        builder.add_node("start", lambda state: {**steps.start(state), "run_context": started_context(graph)})
         builder.add_node("guardrail", self._node(steps.guardrail))
         builder.add_edge(START, "start")
         builder.add_conditional_edges("start", self._after_start)
@@ -301,8 +287,8 @@ class Text2CypherFlow:
                 yield chunk
             elif mode == "values":
                 state = chunk
-            elif INTERRUPT in chunk:
-                pending = chunk[INTERRUPT][0].value
+            else:
+                pending = paused_on(chunk) or pending
         yield self._finished(state, config, pending)
 
     def stream(
@@ -342,25 +328,16 @@ class Text2CypherFlow:
     ) -> Text2CypherResult:
         """Continue the run stored in `thread_id` from its last saved step (after a crash, or with
         `approval` after a pause for approval); a finished run returns its result again."""
-        if self.checkpointer is None:
-            raise ConfigurationError("resuming needs a checkpointer: build the flow with the default or another one")
-        snapshot = self.graph.get_state({"configurable": {"thread_id": thread_id}})
-        if not snapshot.values:
-            raise ConfigurationError(f"no run is stored in thread {thread_id!r}")
-        check_thread_graph(snapshot.values, f"text2cypher_{self.flow}", thread_id)
-        if snapshot.interrupts and approval is None:
-            raise ConfigurationError(f"the run in thread {thread_id!r} waits for approval: pass approval=")
-        if not snapshot.next:
-            return self._finished(snapshot.values, self._config(thread_id))
-        inputs = Command(resume=approval) if snapshot.interrupts else None
+        inputs, finished = resume_plan(self.graph, self.checkpointer, thread_id, approval, f"text2cypher_{self.flow}")
+        if finished is not None:
+            return self._finished(finished, self._config(thread_id))
         return self._drain(self._stream(inputs, thread_id, context), on_event)
 
     async def aask(self, question: str, *, thread_id: str | None = None, context: dict[str, Any] | None = None) -> Text2CypherResult:
         """`ask`, from async code: the graph runs its steps in worker threads."""
         config = self._config(thread_id)
         state = await self.graph.ainvoke({"question": question}, config, context=context)
-        interrupts = state.get(INTERRUPT)
-        return self._finished(state, config, interrupts[0].value if interrupts else None)
+        return self._finished(state, config, paused_on(state))
 
     def close(self) -> None:
         """Close the databases this flow opened."""

@@ -102,3 +102,32 @@ def durable_checkpointer() -> BaseCheckpointSaver | None:
 def resolve_checkpointer(checkpointer: Any) -> Any:
     """An agent's `checkpointer` argument: `DURABLE` -> the environment's store; anything else as given."""
     return durable_checkpointer() if checkpointer == DURABLE else checkpointer
+
+
+INTERRUPT = "__interrupt__"  # the key under which LangGraph reports a paused run
+
+
+def paused_on(update: dict[str, Any]) -> Any:
+    """The value a run paused on (`interrupt`), if this streamed update (or final state) is a pause."""
+    interrupts = update.get(INTERRUPT) or ()
+    return interrupts[0].value if interrupts else None
+
+
+def resume_plan(graph: Any, checkpointer: Any, thread_id: str, approval: Any, owner: str) -> tuple[Any, dict[str, Any] | None]:
+    """How to continue the run stored in `thread_id` of `graph` (named `owner`): (the input that
+    continues it, None), or (None, its finished state) when there is nothing left to run."""
+    from langgraph.types import Command
+
+    from nodes.run_context import check_thread_graph
+
+    if checkpointer is None:
+        raise ConfigurationError("resuming needs a checkpointer: build it with the default or another one")
+    snapshot = graph.get_state({"configurable": {"thread_id": thread_id}})
+    if not snapshot.values:
+        raise ConfigurationError(f"no run is stored in thread {thread_id!r}")
+    check_thread_graph(snapshot.values, owner, thread_id)
+    if snapshot.interrupts:
+        if approval is None:
+            raise ConfigurationError(f"the run in thread {thread_id!r} waits for approval: pass approval=")
+        return Command(resume=approval), None
+    return (None, None) if snapshot.next else (None, snapshot.values)

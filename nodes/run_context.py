@@ -56,6 +56,12 @@ def check_thread_graph(values: dict[str, Any], graph: str, thread_id: str) -> No
         raise ConfigurationError(f"thread {thread_id!r} belongs to {owner}, not {graph}: resume it with that graph (reflexion resume --flow ...)")
 
 
+def started_context(graph: str) -> dict[str, Any]:
+    """What a run's first node keeps in the state: the context the run was started with, and which
+    graph the thread belongs to."""
+    return {**runtime_context(), GRAPH_KEY: graph}
+
+
 def runtime_context() -> dict[str, Any]:
     """The context this invocation was given (fields that were set), {} outside a run."""
     from langgraph.runtime import get_runtime
@@ -95,15 +101,16 @@ def lower(asked: float | None, own: float | None) -> float | None:
 
 
 class KeyedCache:
-    """Thread-safe `key -> value`, each value made once, at most `size` kept (least recently used
-    dropped; `on_drop` may close it). A value is made outside the shared lock, under a lock of its
-    own key, so a slow one (a database that does not answer) never holds up other keys."""
+    """Thread-safe `key -> value`, each value made once, at most `size` kept (the least recently
+    used is dropped, not closed: a run may still hold it). A value is made outside the shared lock,
+    under a lock of its own key, so a slow one (a database that does not answer) never holds up
+    other keys."""
 
-    def __init__(self, size: int = 32, on_drop: Callable[[Any], None] | None = None) -> None:
+    def __init__(self, size: int = 32) -> None:
         self._items: OrderedDict[Hashable, Any] = OrderedDict()
         self._making: dict[Hashable, threading.Lock] = {}
         self._lock = threading.Lock()
-        self.size, self.on_drop = size, on_drop
+        self.size = size
 
     def get(self, key: Hashable, make: Callable[[], V]) -> V:
         with self._lock:
@@ -119,9 +126,8 @@ class KeyedCache:
             with self._lock:
                 self._items[key] = value
                 self._making.pop(key, None)
-                dropped = self._items.popitem(last=False)[1] if len(self._items) > self.size else None
-        if dropped is not None and self.on_drop is not None:
-            self.on_drop(dropped)
+                if len(self._items) > self.size:
+                    self._items.popitem(last=False)
         return value
 
     def values(self) -> list[Any]:
@@ -194,6 +200,19 @@ def with_graph(args: dict[str, Any], graph: str) -> dict[str, Any]:
 
     key = "database" if backend_of(args) == "neo4j" else "graph"
     return {**{k: v for k, v in args.items() if k not in ("graph", "db_name", "database")}, key: graph}
+
+
+def run_database_args(ctx: Any, own_args: dict[str, Any], given_object: bool) -> dict[str, Any] | None:
+    """The connection arguments of the database a run's context names; None for the agent's own.
+    A context naming only a graph keeps the agent's database and selects that graph on it (which
+    needs connection arguments: an agent handed a database object cannot reopen it elsewhere)."""
+    if ctx.database_url:
+        return connection_args_from_url(ctx.database_url, ctx.graph)
+    if ctx.graph:
+        if given_object:
+            raise ConfigurationError("this agent was given a database object: a run may switch graphs only with database_url")
+        return with_graph(own_args or default_connection_args(), ctx.graph)
+    return None
 
 
 def default_connection_args() -> dict[str, Any]:

@@ -54,10 +54,6 @@ class GroupScore(BaseModel):
     latency_p95_s: float
     stop_reasons: dict[str, int]
 
-    @property
-    def accuracy(self) -> float:
-        return self.correct / self.scored if self.scored else 0.0
-
 
 class EvaluationReport(BaseModel):
     agent: str

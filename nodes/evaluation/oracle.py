@@ -57,21 +57,27 @@ class GoldChatModel(BaseChatModel):
     def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> Any:
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], tool_choice=tool_choice, **kwargs)
 
-    def _query(self, run: GoldRun) -> str:
+    @staticmethod
+    def _query(run: GoldRun) -> str:
+        """The first query written is the draft; every later one is the gold query."""
         run.queries_written += 1
         return run.draft if run.queries_written == 1 else run.gold
+
+    @staticmethod
+    def _gold_ran(run: GoldRun) -> bool:
+        """The last query written, and so the one whose rows are being judged, was the gold one."""
+        return run.queries_written > 1 or run.draft == run.gold
 
     def _reply(self, tool: str, run: GoldRun) -> dict[str, Any]:
         if tool == "GenerateQuery":
             return {"answer": self._query(run), "reflection": "first draft", "search_queries": []}
         if tool == "ReviseQuery":
-            right = run.queries_written > 1 or run.draft == run.gold  # the gold query has run by now
-            return {"answer": "", "reflection": "checked against the question", "revised_query": self._query(run) if not right else run.gold,
-                    "score": 9 if right else 2}
+            score = 9 if self._gold_ran(run) else 2
+            return {"answer": "", "reflection": "checked against the question", "revised_query": self._query(run), "score": score}
         if tool == "CypherQuery":
             return {"cypher": self._query(run)}
         if tool == "Evaluation":
-            right = run.queries_written > 1 or run.draft == run.gold
+            right = self._gold_ran(run)
             return {"ok": right, "critique": "" if right else "These rows do not answer the question."}
         if tool == "GuardrailDecision":
             return {"answerable": True, "reason": "the graph holds this"}
