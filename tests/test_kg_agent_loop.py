@@ -89,7 +89,8 @@ def test_step_limit_ends_normally_with_the_best_result(movies_db, max_steps):
         return revise(f"MATCH (p:Person {{name: 'Nobody {n}'}}) RETURN p.name AS name", score=1)
 
     model = ScriptedChatModel(replies=[draft(EMPTY_QUERY)], default=revision)
-    agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, max_steps=max_steps)
+    # no checkpoints: every saved step stores the whole memory, about 1.3 GB over a 1000-step run
+    agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, max_steps=max_steps, checkpointer=None)
     result = agent.execute("q")
     assert result.stop_reason == "max_steps"
     assert result.steps == max_steps and len(result.outcomes) == max_steps

@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def run_main(env_extra: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REFLEXION_"))}
+    env["REFLEXION_CHECKPOINTS"] = os.environ["REFLEXION_CHECKPOINTS"]  # the suite's scratch file, not the user's
     env.update(env_extra)
     return subprocess.run(
         [sys.executable, "-m", "graphs.main", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
