@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import re
 import tempfile
 import time
 from collections import Counter, defaultdict
@@ -19,33 +18,8 @@ from collections import Counter, defaultdict
 from nodes.graphdb import FalkorDBGraph, ensure_movies_graph
 from nodes.graphdb.demo_data import MOVIES_QUESTIONS_CSV
 from nodes.graphdb.embedded import EmbeddedFalkorDB
+from nodes.evaluation.gold import reason_for
 from schemas.errors import QueryError
-
-# (reason, pattern in the query) checked in order; the first match names the failure.
-REASONS = [
-    ("EXISTS {} / COUNT {} subquery", re.compile(r"\b(EXISTS|COUNT)\s*\{", re.I)),
-    ("APOC procedure or function", re.compile(r"\bapoc\.", re.I)),
-    ("temporal function (datetime, duration, date arithmetic)", re.compile(r"\b(datetime|duration|date|localdatetime|time)\s*[.(]", re.I)),
-    ("=~ regular expression", re.compile(r"=~")),
-    ("shortestPath / allShortestPaths in MATCH", re.compile(r"\b(all)?shortestPath\s*\(", re.I)),
-    ("label expression (:A|B, :!A, :%)", re.compile(r":\s*!?\w+\s*\||:\s*!\w|:%")),
-    ("CALL {} subquery", re.compile(r"\bCALL\s*\{", re.I)),
-    ("SQL-style or scalar subquery (SELECT ... FROM, = (MATCH ...)): not Cypher", re.compile(r"\bSELECT\b|=\s*\(\s*MATCH", re.I)),
-    ("'' quote escape inside a string literal", re.compile(r"\w''\w")),
-]
-PATTERN_AS_VALUE = "pattern expression used as a value (size((a)-->()), pattern comprehension)"
-
-
-def reason_for(query: str, error: QueryError) -> str:
-    for reason, pattern in REASONS:
-        if pattern.search(query):
-            return reason
-    if "filtered alias" in error.message or "Unable to locate a value with alias" in error.message:
-        return PATTERN_AS_VALUE
-    if error.message.startswith("ORDER BY cannot reference variables not projected"):
-        return "ORDER BY on a variable not projected after aggregation"
-    return f"{type(error).__name__}: {re.sub(r'line: .*', '', error.message)[:70]}"
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

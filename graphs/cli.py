@@ -8,10 +8,11 @@
     reflexion load people.csv --label Person --key name             # CSV rows as nodes
     reflexion load acted.csv --relationship ACTED_IN --start Person.name=person --end Movie.title=movie
     reflexion serve [--port 2024]         # every graph behind LangGraph's server, offline
+    reflexion eval --model oracle|corrupt|openai:gpt-4o-mini [--agent retry_evaluate] [--limit 100]
     reflexion react "What is 465 times 321?" [--agent tools|wikipedia] [--sample-corpus] [--json]
     reflexion extract "I own a Fiat Panda with 45Hp." [--schema package.module:Model] [--json]
 
-Exit codes: 0 answered, 1 no usable answer, 2 configuration error (no model key,
+Exit codes: 0 answered, 1 no usable answer (eval: accuracy below --min-accuracy), 2 configuration error (no model key,
 an unknown graph or flow), 3 database unavailable.
 """
 
@@ -28,6 +29,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from graphs.cli_ask import LiveProgress, cmd_ask, cmd_resume
+from graphs.cli_eval import add_eval_command
 from graphs.serve import LANGGRAPH_JSON
 from graphs.text2cypher_flow import FLOWS
 from nodes.graphdb import connect, load_cypher_script
@@ -219,6 +221,7 @@ def parser() -> argparse.ArgumentParser:
     extract.add_argument("--model")
     extract.add_argument("--json", action="store_true")
     extract.set_defaults(run=cmd_extract)
+    add_eval_command(commands)
     serve = commands.add_parser("serve", help="serve every registered graph with LangGraph's server (offline)")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=2024)

@@ -37,14 +37,16 @@ EVAL_ROW_CAP = 10_000  # gold and answers share one cap; a gold result above it 
 class Runner:
     """One agent or flow shared by every question of the evaluation, answering one question."""
 
-    def __init__(self, agent: str, chat: Any, db: GraphDatabase, *, max_steps: int, query_timeout: float) -> None:
+    def __init__(
+        self, agent: str, chat: Any, db: GraphDatabase, *, max_steps: int, query_timeout: float, trust_non_empty_result: bool = True
+    ) -> None:
         if agent not in AGENTS:
             raise ConfigurationError(f"unknown agent {agent!r}; choose one of {', '.join(AGENTS)}")
         self.agent = agent
         if agent == "reflexion":
             self._kg = KGQueryReflexionAgent(
                 conversation_factory=lambda: chat, database=db, max_steps=max_steps, checkpointer=None,
-                row_cap=EVAL_ROW_CAP, query_timeout=query_timeout,
+                row_cap=EVAL_ROW_CAP, query_timeout=query_timeout, trust_non_empty_result=trust_non_empty_result,
             )
         else:
             # the seed examples would show a flow the gold answers: the store starts empty and learns nothing
@@ -104,9 +106,13 @@ async def evaluate(
     query_timeout: float = 10.0,
     faults: list[str] | None = None,
     chat: Any = None,
+    trust_non_empty_result: bool = True,
+    on_start: Callable[[int], None] | None = None,
     on_done: Callable[[QuestionTrace], None] | None = None,
 ) -> EvaluationReport:
-    """Score `agent` over `items` (see the module docstring); `on_done` sees each finished question."""
+    """Score `agent` over `items` (see the module docstring); `on_done` sees each finished question, after
+    `on_start` learnt how many will run (the gold queries have run by then).
+    `trust_non_empty_result` is the Reflexion agent's stop rule (flows ignore it)."""
     if concurrency < 1:
         raise ConfigurationError(f"concurrency must be at least 1, got {concurrency}")
     kinds: list[str | None] = [None]
@@ -119,11 +125,15 @@ async def evaluate(
         chat = GoldChatModel() if model in GOLD_MODELS else chat_model_from_env(model)
     started = time.perf_counter()
     gold = await asyncio.to_thread(run_gold, db, items, timeout=query_timeout, row_cap=EVAL_ROW_CAP)
-    runner = await asyncio.to_thread(Runner, agent, chat, db, max_steps=max_steps, query_timeout=query_timeout)
+    runner = await asyncio.to_thread(
+        Runner, agent, chat, db, max_steps=max_steps, query_timeout=query_timeout, trust_non_empty_result=trust_non_empty_result
+    )
     excluded = [QuestionTrace(index=i.index, question=i.question, type=i.type, gold_cypher=i.cypher, excluded=gold[i.index].error)
                 for i in items if gold[i.index].error]
     runnable = [i for i in items if not gold[i.index].error]
     gate = asyncio.Semaphore(concurrency)
+    if on_start is not None:
+        on_start(len(runnable) * len(kinds))
 
     async def one(item: EvalItem, fault: str | None) -> QuestionTrace:
         trace = await _score(runner, item, gold[item.index], fault, gate)
@@ -135,15 +145,12 @@ async def evaluate(
     scored = [t for t in traces if t.correct is not None]
     return EvaluationReport(
         agent=agent, model=model, dataset=dataset, backend=db.dialect, questions=len(items), excluded=len(excluded),
-        excluded_reasons=dict(Counter(_reason(t.excluded or "") for t in excluded)),
+        excluded_reasons=dict(Counter(gold[t.index].reason or "" for t in excluded).most_common()),
         not_applicable=sum(1 for t in traces if t.excluded),
         overall=group_score("all", scored), by_type=groups(scored, lambda t: t.type),
         by_fault=groups(scored, lambda t: t.fault) if model == "corrupt" else [],
         wall_s=time.perf_counter() - started, concurrency=concurrency, traces=excluded + traces,
+        options={"max_steps": max_steps, "query_timeout": query_timeout, "row_cap": EVAL_ROW_CAP,
+                 "trust_non_empty_result": trust_non_empty_result, "faults": [k for k in kinds if k]},
     )
 
-
-def _reason(error: str) -> str:
-    """A gold failure's kind (its error type and first words), to group the excluded questions."""
-    kind, _, message = error.partition(": ")
-    return f"{kind}: {' '.join(message.split()[:6])}" if message else kind

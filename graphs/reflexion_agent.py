@@ -87,6 +87,7 @@ class ReflexionAgent(ABC):
         score_threshold: float = DEFAULT_SCORE_THRESHOLD,
         max_model_retries: int = 2,
         max_repeats: int = DEFAULT_MAX_REPEATS,
+        trust_non_empty_result: bool = True,
         checkpointer: Any = DURABLE,
     ) -> None:
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or not 1 <= max_steps <= MAX_STEPS_LIMIT:
@@ -102,6 +103,7 @@ class ReflexionAgent(ABC):
         self.score_threshold = float(score_threshold)
         self.max_model_retries = max_model_retries
         self.max_repeats = max_repeats
+        self.trust_non_empty_result = bool(trust_non_empty_result)
         self.checkpointer = resolve_checkpointer(checkpointer)
         self._chat: BaseChatModel | None = None
         self._models = KeyedCache()  # models runs name in their context, one client per name
@@ -180,7 +182,8 @@ class ReflexionAgent(ABC):
     def _stop_reason(self, state: ReflexionState) -> StopReason | None:
         """The stop rules, in order: step limit, score above threshold, non-empty result, no progress."""
         return check_stop(
-            state, max_steps=self._max_steps(state), score_threshold=self._score_threshold(), max_repeats=self.max_repeats
+            state, max_steps=self._max_steps(state), score_threshold=self._score_threshold(), max_repeats=self.max_repeats,
+            trust_non_empty_result=self.trust_non_empty_result,
         )
 
     def _should_continue(self, state: ReflexionState) -> Literal["execute_tool", "__end__"]:

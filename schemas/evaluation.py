@@ -69,4 +69,5 @@ class EvaluationReport(BaseModel):
     by_fault: list[GroupScore] = Field(default_factory=list)
     wall_s: float
     concurrency: int
+    options: dict[str, Any] = Field(default_factory=dict, description="The run's settings, to repeat it.")
     traces: list[QuestionTrace]

@@ -165,3 +165,20 @@ def test_kg_prompt_defaults_to_the_live_schema(movies_db):
     agent.execute("q")
     system = model.calls[0][0].content
     assert "(:Person)-[:ACTED_IN]->(:Movie)" in system and "FalkorDB" in system
+
+
+def test_without_trusting_non_empty_results_a_low_score_runs_the_revision(movies_db):
+    wrong = "MATCH (p:Person)-[:DIRECTED]->(m:Movie {title: 'The Matrix'}) RETURN p.name AS name"  # rows, but not the answer
+    script = [draft(wrong), revise(TOM_HANKS_QUERY, score=2), revise(TOM_HANKS_QUERY, score=9)]
+    trusting, _ = make_agent(movies_db, list(script))
+    assert trusting.execute("Which movies did Tom Hanks act in?").answer == wrong  # the documented rule stops at once
+    agent, _ = make_agent(movies_db, list(script), trust_non_empty_result=False)
+    result = agent.execute("Which movies did Tom Hanks act in?")
+    assert result.stop_reason == "score_threshold" and result.answer == TOM_HANKS_QUERY and result.steps == 2
+    assert len(result.tool_result) == 12
+
+
+def test_without_trusting_non_empty_results_an_unscored_one_still_stops(movies_db):
+    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise("MATCH (n) RETURN n", score="n/a")], trust_non_empty_result=False)
+    result = agent.execute("Which movies did Tom Hanks act in?")
+    assert result.stop_reason == "non_empty_result" and result.answer == TOM_HANKS_QUERY and result.score is None

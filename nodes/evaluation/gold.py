@@ -3,6 +3,7 @@ against, and the list of gold queries the backend cannot run (reported, never sc
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +17,36 @@ class GoldResult:
     columns: list[str] = field(default_factory=list)
     rows: list[list[Any]] = field(default_factory=list)
     error: str | None = None  # why the backend could not run it; such items are excluded
+    reason: str | None = None  # the error's kind, to group the excluded items
     truncated: bool = False
+
+
+# (reason, pattern in the query) checked in order; the first match names the failure.
+REASONS = [
+    ("EXISTS {} / COUNT {} subquery", re.compile(r"\b(EXISTS|COUNT)\s*\{", re.I)),
+    ("APOC procedure or function", re.compile(r"\bapoc\.", re.I)),
+    ("temporal function (datetime, duration, date arithmetic)", re.compile(r"\b(datetime|duration|date|localdatetime|time)\s*[.(]", re.I)),
+    ("=~ regular expression", re.compile(r"=~")),
+    ("shortestPath / allShortestPaths in MATCH", re.compile(r"\b(all)?shortestPath\s*\(", re.I)),
+    ("label expression (:A|B, :!A, :%)", re.compile(r":\s*!?\w+\s*\||:\s*!\w|:%")),
+    ("CALL {} subquery", re.compile(r"\bCALL\s*\{", re.I)),
+    ("SQL-style or scalar subquery (SELECT ... FROM, = (MATCH ...)): not Cypher", re.compile(r"\bSELECT\b|=\s*\(\s*MATCH", re.I)),
+    ("'' quote escape inside a string literal", re.compile(r"\w''\w")),
+]
+PATTERN_AS_VALUE = "pattern expression used as a value (size((a)-->()), pattern comprehension)"
+
+
+def reason_for(query: str, error: QueryError) -> str:
+    """Why the backend refused a gold query, named by the construct responsible where one is
+    recognised (FalkorDB lacks several Neo4j features), else by the error itself."""
+    for reason, pattern in REASONS:
+        if pattern.search(query):
+            return reason
+    if "filtered alias" in error.message or "Unable to locate a value with alias" in error.message:
+        return PATTERN_AS_VALUE
+    if error.message.startswith("ORDER BY cannot reference variables not projected"):
+        return "ORDER BY on a variable not projected after aggregation"
+    return f"{type(error).__name__}: {re.sub(r'line: .*', '', error.message)[:70]}"
 
 
 def run_gold(db: GraphDatabase, items: list[EvalItem], *, timeout: float, row_cap: int) -> dict[int, GoldResult]:
@@ -27,10 +57,10 @@ def run_gold(db: GraphDatabase, items: list[EvalItem], *, timeout: float, row_ca
         try:
             result = db.query(item.cypher, timeout=timeout, row_cap=row_cap)
         except QueryError as e:
-            results[item.index] = GoldResult(error=f"{type(e).__name__}: {e.message}"[:300])
+            results[item.index] = GoldResult(error=f"{type(e).__name__}: {e.message}"[:300], reason=reason_for(item.cypher, e))
             continue
         gold = GoldResult(result.columns, [list(r) for r in result.rows], truncated=result.truncated)
         if result.truncated:
-            gold.error = f"the gold result has more than {row_cap} rows"
+            gold.error = gold.reason = f"the gold result has more than {row_cap} rows"
         results[item.index] = gold
     return results

@@ -27,8 +27,12 @@ def check_stop(
     max_steps: int = DEFAULT_MAX_STEPS,
     score_threshold: float = DEFAULT_SCORE_THRESHOLD,
     max_repeats: int = DEFAULT_MAX_REPEATS,
+    trust_non_empty_result: bool = True,
 ) -> StopReason | None:
-    """The stop rules after a revise step, in order; None means run the revised action."""
+    """The stop rules after a revise step, in order; None means run the revised action.
+
+    With `trust_non_empty_result` (the documented rule) any non-empty result ends the loop, even
+    one the revision scored low; without it, only a non-empty result the revision gave no score."""
     outcomes = state.get("outcomes") or []
     last = ToolOutcome.model_validate(outcomes[-1]) if outcomes else None
     if state.get("steps", 0) >= max_steps:
@@ -36,7 +40,7 @@ def check_stop(
     score = state.get("last_score")
     if score is not None and score > score_threshold:
         return "score_threshold"
-    if last is not None and last.executed and last.non_empty:
+    if last is not None and last.executed and last.non_empty and (trust_non_empty_result or score is None):
         return "non_empty_result"
     if state.get("repeats", 0) >= max_repeats:
         return "no_progress"

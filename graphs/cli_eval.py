@@ -1,0 +1,133 @@
+"""`reflexion eval`: score an agent or flow over a (question, gold Cypher) dataset.
+
+    reflexion eval --model oracle                       # must be 100%: checks the harness
+    reflexion eval --model corrupt --faults syntax_error,write_clause
+    reflexion eval --agent retry_evaluate --model openai:gpt-4o-mini --limit 100 --concurrency 4
+
+Writes `<out>/<agent>-<model>-<time>.json` (every question's trace) and `.md` (the summary
+tables), and prints the summary. Each finished question is also appended to a `.jsonl` file
+as it ends, so an interrupted run keeps what it measured. A progress bar runs on stderr when
+it is a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from graphs.cli_ask import database
+from graphs.evaluation import AGENTS, evaluate
+from nodes.evaluation.dataset import load_dataset
+from nodes.evaluation.faults import FAULTS
+from nodes.evaluation.report import markdown
+from nodes.graphdb.demo_data import MOVIES_QUESTIONS_CSV
+from nodes.models.resolve import DEFAULT_MODEL, MODEL_ENV
+from schemas.errors import ConfigurationError
+from schemas.evaluation import QuestionTrace
+
+EXIT_DONE, EXIT_BELOW_TARGET = 0, 1
+
+
+def add_eval_command(commands: Any) -> None:
+    ev = commands.add_parser("eval", help="score execution accuracy over (question, gold Cypher) pairs")
+    ev.add_argument("--agent", choices=AGENTS, default="reflexion")
+    ev.add_argument("--model", help=f"oracle, corrupt, or a chat model such as openai:gpt-4o-mini (default: ${MODEL_ENV}, else {DEFAULT_MODEL})")
+    ev.add_argument("--dataset", default=str(MOVIES_QUESTIONS_CSV), help="a CSV with question and cypher columns (default: the 767 movies questions)")
+    ev.add_argument("--graph", help="a graph of the embedded database (default: the environment's database, else the movies graph)")
+    ev.add_argument("--limit", type=int, help="only the first N questions")
+    ev.add_argument("--concurrency", type=int, default=8, help="questions running at once (default 8)")
+    ev.add_argument("--max-steps", type=int, default=10)
+    ev.add_argument("--query-timeout", type=float, default=10.0, help="seconds per query, gold and generated")
+    ev.add_argument("--faults", help=f"corrupt model: comma-separated fault kinds (default all: {', '.join(FAULTS)})")
+    ev.add_argument("--no-trust-non-empty", action="store_true", help="reflexion: a non-empty result scored low does not end the loop")
+    ev.add_argument("--out", default="eval-results", help="directory for the JSON trace and Markdown summary (default eval-results)")
+    ev.add_argument("--min-accuracy", type=float, help="exit 1 when execution accuracy (percent) is below this")
+    ev.set_defaults(run=cmd_eval)
+
+
+def _faults(spec: str | None, model: str) -> list[str] | None:
+    if spec is None:
+        return None
+    if model != "corrupt":
+        raise ConfigurationError("--faults applies to --model corrupt only")
+    kinds = [k.strip() for k in spec.split(",") if k.strip()]
+    unknown = sorted(set(kinds) - set(FAULTS))
+    if not kinds or unknown:
+        raise ConfigurationError(f"unknown or missing fault kind(s) {', '.join(unknown)}; choose from {', '.join(FAULTS)}")
+    return kinds
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    if args.limit is not None and args.limit < 1:
+        raise ConfigurationError(f"--limit must be at least 1, got {args.limit}")
+    if args.concurrency < 1:
+        raise ConfigurationError(f"--concurrency must be at least 1, got {args.concurrency}")
+    if args.query_timeout <= 0:
+        raise ConfigurationError(f"--query-timeout must be positive, got {args.query_timeout}")
+    if args.min_accuracy is not None and not 0 <= args.min_accuracy <= 100:
+        raise ConfigurationError(f"--min-accuracy is a percentage from 0 to 100, got {args.min_accuracy}")
+
+
+def _output_paths(out: str, agent: str, model: str) -> tuple[Path, Path, Path]:
+    folder = Path(out)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigurationError(f"cannot create the output directory {folder}: {e}") from e
+    stem = f"{agent}-{re.sub(r'[^A-Za-z0-9._-]+', '_', model)}-{time.strftime('%Y%m%d-%H%M%S')}"
+    return folder / f"{stem}.json", folder / f"{stem}.md", folder / f"{stem}.jsonl"
+
+
+def cmd_eval(args: argparse.Namespace, out: Console) -> int:
+    _check_numbers(args)
+    model = args.model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+    faults = _faults(args.faults, model)
+    items = load_dataset(args.dataset, limit=args.limit)
+    if not items:
+        raise ConfigurationError(f"the dataset {args.dataset} has no (question, cypher) rows")
+    db = database(args)
+    json_path, md_path, lines_path = _output_paths(args.out, args.agent, model)
+    err = Console(stderr=True)
+    bar = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[correct]} correct"),
+        TimeElapsedColumn(), TimeRemainingColumn(), console=err, disable=not err.is_terminal,
+    )
+    task = bar.add_task(f"{args.agent} / {model}", total=None, correct=0)
+    correct = 0
+
+    with lines_path.open("w", encoding="utf-8") as lines, bar:
+        def started(total: int) -> None:
+            bar.update(task, total=total)
+
+        def done(trace: QuestionTrace) -> None:
+            nonlocal correct
+            correct += bool(trace.correct)
+            lines.write(trace.model_dump_json() + "\n")
+            lines.flush()
+            bar.update(task, advance=1, correct=correct)
+
+        report = asyncio.run(evaluate(
+            agent=args.agent, model=model, items=items, db=db, dataset=args.dataset, concurrency=args.concurrency,
+            max_steps=args.max_steps, query_timeout=args.query_timeout, faults=faults,
+            trust_non_empty_result=not args.no_trust_non_empty, on_start=started, on_done=done,
+        ))
+    summary = markdown(report)
+    json_path.write_text(report.model_dump_json(indent=1), encoding="utf-8")
+    md_path.write_text(summary, encoding="utf-8")
+    lines_path.unlink()  # the JSON file holds every trace now
+    out.print(summary, markup=False, highlight=False)
+    out.print(f"Traces: {json_path}\nSummary: {md_path}", highlight=False)
+    accuracy = 100 * report.overall.correct / report.overall.scored if report.overall.scored else 0.0
+    if args.min_accuracy is not None and accuracy < args.min_accuracy:
+        err.print(f"Execution accuracy {accuracy:.1f}% is below --min-accuracy {args.min_accuracy}%", highlight=False)
+        return EXIT_BELOW_TARGET
+    return EXIT_DONE
+

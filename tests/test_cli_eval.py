@@ -1,0 +1,92 @@
+"""`reflexion eval` on the shipped movies questions and the real embedded database: the files it
+writes, its exit codes, and its refusals of bad settings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graphs.cli import main
+from tests.conftest import graph_fingerprint
+
+
+@pytest.fixture
+def data_dir(falkordb_server, movies_db) -> str:
+    return str(falkordb_server.data_dir)
+
+
+def run_eval(data_dir: str, out: Path, *options: str) -> int:
+    return main(["--data-dir", data_dir, "eval", "--out", str(out), *options])
+
+
+def written(out: Path) -> tuple[dict, str]:
+    (json_file,) = out.glob("*.json")
+    (md_file,) = out.glob("*.md")
+    assert not list(out.glob("*.jsonl"))  # the running log is gone once the JSON holds every trace
+    return json.loads(json_file.read_text()), md_file.read_text()
+
+
+def test_oracle_writes_every_trace_and_the_summary(data_dir, tmp_path, capsys):
+    assert run_eval(data_dir, tmp_path, "--model", "oracle", "--limit", "60", "--min-accuracy", "100") == 0
+    report, summary = written(tmp_path)
+    traces = report["traces"]
+    assert len(traces) == 60 and report["questions"] == 60
+    scored = [t for t in traces if t["correct"] is not None]
+    assert scored and all(t["correct"] for t in scored)
+    assert len(scored) + report["excluded"] == 60 and all(t["excluded"] for t in traces if t["correct"] is None)
+    first = scored[0]
+    assert first["answer"]["cypher"] and first["answer"]["llm_calls"] >= 1 and first["latency_s"] > 0
+    assert report["options"]["max_steps"] == 10
+    assert "| all | " in summary and "100.0%" in summary and "Per question type" in summary
+    assert summary in capsys.readouterr().out
+
+
+def test_corrupting_model_reports_each_fault_and_writes_never_land(data_dir, movies_db, tmp_path):
+    before = graph_fingerprint(movies_db)
+    code = run_eval(data_dir, tmp_path, "--model", "corrupt", "--limit", "40", "--faults", "write_clause,syntax_error")
+    report, summary = written(tmp_path)
+    assert code == 0 and graph_fingerprint(movies_db) == before
+    assert [g["name"] for g in report["by_fault"]] == ["syntax_error", "write_clause"]
+    assert all(g["correct"] == g["scored"] > 0 and g["mean_steps"] == 2 for g in report["by_fault"])
+    assert "Per fault kind" in summary
+
+
+def test_a_flow_without_retries_falls_below_the_target_and_exits_1(data_dir, tmp_path, capsys):
+    code = run_eval(data_dir, tmp_path, "--agent", "naive", "--model", "corrupt", "--faults", "syntax_error", "--limit", "20", "--min-accuracy", "50")
+    report, _ = written(tmp_path)
+    assert code == 1 and report["overall"]["correct"] == 0 and report["overall"]["executable"] == 0
+    assert "below --min-accuracy" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--model", "oracle", "--faults", "syntax_error"], "--model corrupt only"),
+    (["--model", "corrupt", "--faults", "typo_fault"], "typo_fault"),
+    (["--model", "oracle", "--limit", "0"], "--limit"),
+    (["--model", "oracle", "--concurrency", "0"], "--concurrency"),
+    (["--model", "oracle", "--min-accuracy", "120"], "--min-accuracy"),
+])
+def test_bad_settings_are_configuration_errors(data_dir, tmp_path, capsys, options, message):
+    assert run_eval(data_dir, tmp_path / "out", *options) == 2
+    assert message in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_a_dataset_without_the_columns_is_refused(data_dir, tmp_path, capsys):
+    bad = tmp_path / "pairs.csv"
+    bad.write_text("text,query\nWho?,MATCH (n) RETURN n\n")
+    assert run_eval(data_dir, tmp_path / "out", "--model", "oracle", "--dataset", str(bad)) == 2
+    assert "lacks the column(s) cypher, question" in capsys.readouterr().err
+
+
+def test_any_csv_with_the_columns_works(data_dir, tmp_path):
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text(
+        "question,cypher\n"
+        "How many movies are there?,MATCH (m:Movie) RETURN count(m) AS n\n"
+        "Who directed The Matrix?,MATCH (p:Person)-[:DIRECTED]->(:Movie {title: 'The Matrix'}) RETURN p.name ORDER BY p.name\n"
+    )
+    assert run_eval(data_dir, tmp_path / "out", "--model", "oracle", "--dataset", str(pairs), "--agent", "retry_evaluate") == 0
+    report, _ = written(tmp_path / "out")
+    assert report["overall"]["scored"] == 2 and report["overall"]["correct"] == 2
+    assert [g["name"] for g in report["by_type"]] == ["all"]
