@@ -46,6 +46,7 @@ from schemas.reflexion import ReflexionState, StopReason, ToolOutcome, ToolRun
 from schemas.run_context import KGQueryContext
 
 REJECTED = "RejectedByReviewer"
+DEFAULT_TOOL_RESULTS_IN_PROMPT = 2  # the newest result and the one before it, whole; older ones by their header
 
 
 class KGQueryReflexionAgent(ReflexionAgent):
@@ -68,6 +69,8 @@ class KGQueryReflexionAgent(ReflexionAgent):
         require_approval: bool | None = None,
         **engine_options: Any,
     ) -> None:
+        # A revision judges the newest result: older rows only cost tokens (benchmarks/prompt_growth.py).
+        engine_options.setdefault("tool_results_in_prompt", DEFAULT_TOOL_RESULTS_IN_PROMPT)
         super().__init__(conversation_factory or chat_model_from_env, max_steps, **engine_options)
         self.connection_args = dict(connection_args or {})
         self.query_lang = query_lang

@@ -31,6 +31,7 @@ from pydantic import BaseModel
 
 from nodes.checkpoints import DURABLE, INTERRUPT, paused_on, resolve_checkpointer, resume_plan
 from nodes.models.resolve import chat_model_from_env, resolve_chat_model
+from nodes.reflexion.prompt_view import prompt_messages
 from nodes.reflexion.responder import Responder, ResponderReply
 from nodes.reflexion.scoring import parse_score
 from nodes.reflexion.steps import (
@@ -88,6 +89,7 @@ class ReflexionAgent(ABC):
         max_model_retries: int = 2,
         max_repeats: int = DEFAULT_MAX_REPEATS,
         trust_non_empty_result: bool = True,
+        tool_results_in_prompt: int | None = None,
         checkpointer: Any = DURABLE,
     ) -> None:
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or not 1 <= max_steps <= MAX_STEPS_LIMIT:
@@ -104,6 +106,11 @@ class ReflexionAgent(ABC):
         self.max_model_retries = max_model_retries
         self.max_repeats = max_repeats
         self.trust_non_empty_result = bool(trust_non_empty_result)
+        if tool_results_in_prompt is not None and (
+            isinstance(tool_results_in_prompt, bool) or not isinstance(tool_results_in_prompt, int) or tool_results_in_prompt < 1
+        ):
+            raise ConfigurationError(f"tool_results_in_prompt must be None (all) or a positive integer, got {tool_results_in_prompt!r}")
+        self.tool_results_in_prompt = tool_results_in_prompt
         self.checkpointer = resolve_checkpointer(checkpointer)
         self._chat: BaseChatModel | None = None
         self._models = KeyedCache()  # models runs name in their context, one client per name
@@ -242,11 +249,15 @@ class ReflexionAgent(ABC):
         ended = {**asked, **fresh_run(), "stop_reason": "invalid_input", "error": "the run has no question: send a non-empty user message"}
         return asked, state, ended
 
+    def _prompt_view(self, state: ReflexionState) -> list[BaseMessage]:
+        """The memory as the model sees it: older tool results shortened when `tool_results_in_prompt` is set."""
+        return prompt_messages(state["messages"], self.tool_results_in_prompt)
+
     def _draft_node(self, state: ReflexionState) -> dict[str, Any]:
         asked, state, ended = self._asked(state)
         if ended is not None:
             return ended
-        return self._drafted(asked, self._create_initial_responder(state.get("prompt")).respond(state["messages"]))
+        return self._drafted(asked, self._create_initial_responder(state.get("prompt")).respond(self._prompt_view(state)))
 
     async def _adraft_node(self, state: ReflexionState) -> dict[str, Any]:
         asked, state, ended = self._asked(state)
@@ -254,14 +265,14 @@ class ReflexionAgent(ABC):
             return ended
         # Building a responder may read the schema from the database: keep it off the event loop.
         responder = await asyncio.to_thread(self._create_initial_responder, state.get("prompt"))
-        return self._drafted(asked, await responder.arespond(state["messages"]))
+        return self._drafted(asked, await responder.arespond(self._prompt_view(state)))
 
     def _revise_node(self, state: ReflexionState) -> dict[str, Any]:
-        return self._revised(state, self._create_revise_responder(state.get("prompt")).respond(state["messages"]))
+        return self._revised(state, self._create_revise_responder(state.get("prompt")).respond(self._prompt_view(state)))
 
     async def _arevise_node(self, state: ReflexionState) -> dict[str, Any]:
         responder = await asyncio.to_thread(self._create_revise_responder, state.get("prompt"))
-        return self._revised(state, await responder.arespond(state["messages"]))
+        return self._revised(state, await responder.arespond(self._prompt_view(state)))
 
     def _execute_tool_node(self, state: ReflexionState) -> dict[str, Any]:
         skipped = skipped_tool_run(state) if self.skip_repeated_actions else None
