@@ -7,7 +7,6 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from schemas.errors import ConfigurationError
-
 from tests.conftest import draft, make_agent, revise
 
 QUERIES = [f"MATCH (m:Movie) RETURN m.title AS title ORDER BY title LIMIT {n}" for n in (21, 22, 23, 24)]
