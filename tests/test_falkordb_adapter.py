@@ -112,3 +112,10 @@ def test_explicit_writes_work_when_allowed(falkordb_server):
     db.query("CREATE (:Thing {name: 'a'})", allow_writes=True)
     assert db.query("MATCH (t:Thing) RETURN t.name").rows == [["a"]]
     db.clear()
+
+
+@pytest.mark.timeout(30)  # fetched whole and cut on the client, these five million rows take minutes
+def test_row_cap_stops_a_return_star_query_in_the_database(movies_db):
+    star = "MATCH (a), (b), (c) WITH a.name AS x, b.title AS y, c.name AS z RETURN *"
+    result = movies_db.query(star, row_cap=5, timeout=3)
+    assert result.truncated and len(result.rows) == 5 and sorted(result.columns) == ["x", "y", "z"]

@@ -171,12 +171,14 @@ class FalkorDBGraph:
 
     def _capped(self, cypher: str, params: dict[str, Any] | None, row_cap: int | None) -> tuple[str | None, Any]:
         """The query wrapped so the database stops at row_cap + 1 rows, with its plan; or (None, None)
-        when it cannot be wrapped (no named columns, a bare procedure call...) and the cap is applied
-        on the client. One EXPLAIN both checks the wrapper and validates the query inside it."""
-        columns = return_columns(cypher) if row_cap is not None and cypher else None
-        if not columns:
+        when it cannot be wrapped (a bare procedure call...) and the cap is applied on the client.
+        Columns that cannot be named (`RETURN *`) pass through as `*`: a client-side cap would
+        fetch and decode the whole result first (1M rows: 14 s, 0.5 GB; benchmarks/result_memory.py).
+        One EXPLAIN both checks the wrapper and validates the query inside it."""
+        if row_cap is None or not cypher:
             return None, None
-        projection = ", ".join(quote_name(c) for c in columns)
+        columns = return_columns(cypher)
+        projection = ", ".join(quote_name(c) for c in columns) if columns else "*"
         wrapped = f"CALL {{\n{cypher}\n}} RETURN {projection} LIMIT {int(row_cap) + 1}"
         try:
             return wrapped, self._graph.explain(wrapped, params)
