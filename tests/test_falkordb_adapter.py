@@ -119,3 +119,19 @@ def test_row_cap_stops_a_return_star_query_in_the_database(movies_db):
     star = "MATCH (a), (b), (c) WITH a.name AS x, b.title AS y, c.name AS z RETURN *"
     result = movies_db.query(star, row_cap=5, timeout=3)
     assert result.truncated and len(result.rows) == 5 and sorted(result.columns) == ["x", "y", "z"]
+
+
+def test_a_relationship_type_too_slow_to_sample_is_kept_without_its_endpoints(movies_db, caplog):
+    from nodes.graphdb.introspect import sample_schema
+
+    db = movies_db.sibling("rare_relationship")
+    try:  # 300,000 nodes, then one relationship: sampling it walks every node first
+        db.write("UNWIND range(1, 300000) AS i CREATE (:Item {i: i})")
+        db.write("CREATE (:Item {i: 0})-[:RARE]->(:Tag {name: 'x'})")
+        schema = sample_schema(db, sample_timeout=0.005)
+        assert [(r.type, r.patterns) for r in schema.relationships] == [("RARE", [])]
+        assert {n.label for n in schema.nodes} == {"Item", "Tag"}
+        assert "RARE" in caplog.text and "without its endpoints" in caplog.text
+        assert sample_schema(db).relationships[0].patterns == [("Item", "Tag")]  # with time to spare
+    finally:
+        db.clear()

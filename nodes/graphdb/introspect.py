@@ -1,19 +1,28 @@
 """Schema description by sampling, shared by every backend.
 
 It reads the label and relationship-type catalogues, then looks at a bounded
-sample per label and per type, so a graph of millions of nodes costs the same
-as a small one, and no APOC procedure is needed.
+sample per label and per type, and no APOC procedure is needed. A label's sample
+is a label scan that stops early. A relationship type's sample is not: FalkorDB
+finds relationships by walking nodes, so a rare type costs about a second per
+million nodes in front of its first use (benchmarks/schema_scale.py). Each type
+therefore gets `sample_timeout` seconds; past that it is described without its
+endpoints, as (:?)-[:TYPE]->(:?), instead of failing the whole schema.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from typing import Any
 
 from nodes.graphdb.cypher_text import quote_name
+from schemas.errors import QueryTimeoutError
 from schemas.graphdb import GraphSchema, NodeLabelInfo, PropertyInfo, RelationshipInfo
 
+logger = logging.getLogger(__name__)
+
 MAX_EXAMPLES = 3
+SAMPLE_TIMEOUT_S = 2.0  # per relationship type (see the module docstring)
 MAX_EXAMPLE_CHARS = 60
 
 
@@ -56,7 +65,7 @@ def summarize_properties(samples: list[dict[str, Any]]) -> list[PropertyInfo]:
     return [PropertyInfo(name=k, types=types[k], examples=examples[k]) for k in sorted(types)]
 
 
-def sample_schema(db: Any, sample_size: int = 50) -> GraphSchema:
+def sample_schema(db: Any, sample_size: int = 50, sample_timeout: float = SAMPLE_TIMEOUT_S) -> GraphSchema:
     """Describe `db`'s graph from its catalogues and `sample_size` entities per label/type."""
     nodes = []
     for label in db.labels():
@@ -68,12 +77,18 @@ def sample_schema(db: Any, sample_size: int = 50) -> GraphSchema:
         nodes.append(NodeLabelInfo(label=label, properties=summarize_properties([r[0] for r in result.rows])))
     relationships = []
     for rel_type in db.relationship_types():
-        result = db.query(
-            f"MATCH (a)-[r:{quote_name(rel_type)}]->(b) WITH a, r, b LIMIT $k "
-            "RETURN labels(a) AS s, labels(b) AS e, properties(r) AS p",
-            {"k": sample_size},
-            row_cap=None,
-        )
+        try:
+            result = db.query(
+                f"MATCH (a)-[r:{quote_name(rel_type)}]->(b) WITH a, r, b LIMIT $k "
+                "RETURN labels(a) AS s, labels(b) AS e, properties(r) AS p",
+                {"k": sample_size},
+                row_cap=None,
+                timeout=sample_timeout,
+            )
+        except QueryTimeoutError:
+            logger.warning("sampling :%s took over %s s; it is described without its endpoints", rel_type, sample_timeout)
+            relationships.append(RelationshipInfo(type=rel_type, patterns=[], properties=[]))
+            continue
         patterns: list[tuple[str, str]] = []
         for start_labels, end_labels, _ in result.rows:
             for start in start_labels or ["?"]:
