@@ -10,8 +10,8 @@ FalkorDB in a temporary directory, generates `--nodes` nodes with two properties
 and runs each case in a fresh Python process (so peaks do not mix), reporting the
 rows returned, the wall time, the process's peak RSS growth (VmHWM after the query
 minus VmRSS before it, the peak reset first), the bytes the server sent, and the
-same peak growth for the server. A query the wrapper cannot express (`RETURN *`) is capped
-on the client instead; the agent's tool path shows how many rows reach the model.
+same peak growth for the server. `RETURN *` (columns the adapter cannot name) is wrapped as
+`RETURN * LIMIT cap + 1`; the agent's tool path shows how many rows reach the model.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import time
 
 import redis
 
+from benchmarks.harness import machine
 from nodes.graphdb import FalkorDBGraph
 from nodes.graphdb.embedded import EmbeddedFalkorDB
 from nodes.graphdb.protocol import DEFAULT_ROW_CAP
@@ -127,6 +128,7 @@ def main() -> None:
         cap = CASES[name][2]
         print(f"| {name} | {'none' if cap is None else f'{cap:,}'} | {r['rows']:,} | {r['truncated']} | {r['wall']:.2f} "
               f"| {mb(r['growth_mb'])} | {r['sent_mb']:.2f} | {mb(r['server_mb'])} | {r['shown']} |")
+    print(f"\nMachine: {machine()}")
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
     python -m benchmarks.schema_scale [--nodes 1000000] [--rels N] [--repeats 5]
 
 The agents read the schema by sampling a bounded number of entities per label and
-relationship type, so its cost and the prompt built from it should not grow with
-the graph. This checks that. It starts the embedded FalkorDB in a temporary
+relationship type, so the prompt built from it does not grow with the graph; the
+time of a relationship sample does (FalkorDB walks nodes to find relationships),
+which is why each type has a time budget (nodes/graphdb/introspect.py). It starts the embedded FalkorDB in a temporary
 directory, loads the movies graph, and generates a second graph of `--nodes` nodes
 over five labels (properties of several types) and `--rels` relationships over five
 types, plus one rare type among the last nodes created: the worst case for a sample
@@ -20,6 +21,7 @@ import statistics
 import tempfile
 import time
 
+from benchmarks.harness import machine
 from nodes.graphdb import FalkorDBGraph, ensure_movies_graph
 from nodes.graphdb.embedded import EmbeddedFalkorDB
 from nodes.graphdb.introspect import sample_schema
@@ -153,6 +155,7 @@ def main() -> None:
           "| query (up to WITH) | time (ms) |\n|---|---:|")
     for cypher, ms in sorted(timed.times.items(), key=lambda kv: -kv[1])[:4]:
         print(f"| {cypher.split(' WITH')[0].replace('`', '')} | {ms:.1f} |")
+    print(f"\nMachine: {machine()}")
 
 
 if __name__ == "__main__":
