@@ -245,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
         err.print(f"[red]The database refused it:[/red] {escape(str(e))}", highlight=False)
         return EXIT_CONFIGURATION
     except KeyboardInterrupt:
-        err.print("Interrupted: a run with a thread id resumes with `reflexion resume THREAD_ID`.")
+        resumable = args.command in ("ask", "resume")
+        err.print("Interrupted" + (": a run with a thread id resumes with `reflexion resume THREAD_ID`." if resumable else "."))
         return 130
 
 

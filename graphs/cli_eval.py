@@ -6,7 +6,8 @@
 
 Writes `<out>/<agent>-<model>-<time>.json` (every question's trace) and `.md` (the summary
 tables), and prints the summary. Each finished question is also appended to a `.jsonl` file
-as it ends, so an interrupted run keeps what it measured. A progress bar runs on stderr when
+as it ends, so an interrupted run keeps what it measured (questions excluded for their gold
+query are in the final JSON only). A progress bar runs on stderr when
 it is a terminal.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import re
 import time
@@ -30,6 +32,7 @@ from nodes.evaluation.faults import FAULTS
 from nodes.evaluation.report import markdown
 from nodes.graphdb.demo_data import MOVIES_QUESTIONS_CSV
 from nodes.models.resolve import DEFAULT_MODEL, MODEL_ENV
+from nodes.reflexion.stop_rules import MAX_STEPS_LIMIT
 from schemas.errors import ConfigurationError
 from schemas.evaluation import QuestionTrace
 
@@ -60,8 +63,10 @@ def _faults(spec: str | None, model: str) -> list[str] | None:
         raise ConfigurationError("--faults applies to --model corrupt only")
     kinds = [k.strip() for k in spec.split(",") if k.strip()]
     unknown = sorted(set(kinds) - set(FAULTS))
-    if not kinds or unknown:
-        raise ConfigurationError(f"unknown or missing fault kind(s) {', '.join(unknown)}; choose from {', '.join(FAULTS)}")
+    if unknown:
+        raise ConfigurationError(f"unknown fault kind(s) {', '.join(unknown)}; choose from {', '.join(FAULTS)}")
+    if not kinds:
+        raise ConfigurationError(f"--faults names no fault kind; choose from {', '.join(FAULTS)}")
     return kinds
 
 
@@ -70,20 +75,32 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise ConfigurationError(f"--limit must be at least 1, got {args.limit}")
     if args.concurrency < 1:
         raise ConfigurationError(f"--concurrency must be at least 1, got {args.concurrency}")
-    if args.query_timeout <= 0:
-        raise ConfigurationError(f"--query-timeout must be positive, got {args.query_timeout}")
+    if not (math.isfinite(args.query_timeout) and args.query_timeout > 0):
+        raise ConfigurationError(f"--query-timeout must be a positive number of seconds, got {args.query_timeout}")
+    if not 1 <= args.max_steps <= MAX_STEPS_LIMIT:
+        raise ConfigurationError(f"--max-steps must be from 1 to {MAX_STEPS_LIMIT}, got {args.max_steps}")
     if args.min_accuracy is not None and not 0 <= args.min_accuracy <= 100:
         raise ConfigurationError(f"--min-accuracy is a percentage from 0 to 100, got {args.min_accuracy}")
 
 
 def _output_paths(out: str, agent: str, model: str) -> tuple[Path, Path, Path]:
+    """Fresh file names in `out` (created): two runs started in the same second get their own."""
     folder = Path(out)
+    stem = f"{agent}-{re.sub(r'[^A-Za-z0-9._-]+', '_', model)}-{time.strftime('%Y%m%d-%H%M%S')}"
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        for attempt in range(1000):
+            name = stem if attempt == 0 else f"{stem}-{attempt}"
+            if (folder / f"{name}.json").exists():  # a finished run's
+                continue
+            try:
+                (folder / f"{name}.jsonl").open("x").close()  # claims the name from a running one
+            except FileExistsError:
+                continue
+            return folder / f"{name}.json", folder / f"{name}.md", folder / f"{name}.jsonl"
     except OSError as e:
-        raise ConfigurationError(f"cannot create the output directory {folder}: {e}") from e
-    stem = f"{agent}-{re.sub(r'[^A-Za-z0-9._-]+', '_', model)}-{time.strftime('%Y%m%d-%H%M%S')}"
-    return folder / f"{stem}.json", folder / f"{stem}.md", folder / f"{stem}.jsonl"
+        raise ConfigurationError(f"cannot write results in {folder}: {e}") from e
+    raise ConfigurationError(f"cannot find a free file name for {stem} in {folder}")
 
 
 def cmd_eval(args: argparse.Namespace, out: Console) -> int:
@@ -101,9 +118,37 @@ def cmd_eval(args: argparse.Namespace, out: Console) -> int:
         TimeElapsedColumn(), TimeRemainingColumn(), console=err, disable=not err.is_terminal,
     )
     task = bar.add_task(f"{args.agent} / {model}", total=None, correct=0)
-    correct = 0
 
-    with lines_path.open("w", encoding="utf-8") as lines, bar:
+    try:
+        report = _run(args, model, faults, items, db, lines_path, bar, task)
+        summary = markdown(report)
+        try:
+            json_path.write_text(report.model_dump_json(indent=1), encoding="utf-8")
+            md_path.write_text(summary, encoding="utf-8")
+        except OSError as e:
+            raise ConfigurationError(f"cannot write the results ({e}); the traces so far are in {lines_path}") from e
+    except BaseException as e:
+        if not lines_path.exists() or lines_path.stat().st_size == 0:  # nothing measured: no empty log left behind
+            lines_path.unlink(missing_ok=True)
+        elif isinstance(e, KeyboardInterrupt):
+            err.print(f"Interrupted: the finished questions are in {lines_path}", highlight=False)
+        raise
+    lines_path.unlink(missing_ok=True)  # the JSON file holds every trace now
+    out.print(summary, markup=False, highlight=False)
+    out.print(f"Traces: {json_path}\nSummary: {md_path}", highlight=False)
+    accuracy = 100 * report.overall.correct / report.overall.scored if report.overall.scored else 0.0
+    if args.min_accuracy is not None and accuracy < args.min_accuracy:
+        err.print(f"Execution accuracy {accuracy:.1f}% is below --min-accuracy {args.min_accuracy}%", highlight=False)
+        return EXIT_BELOW_TARGET
+    return EXIT_DONE
+
+
+def _run(
+    args: argparse.Namespace, model: str, faults: list[str] | None, items: list, db: Any, lines_path: Path, bar: Progress, task: Any
+) -> Any:
+    """The evaluation, each finished question appended to `lines_path` and shown on the bar."""
+    correct = 0
+    with lines_path.open("a", encoding="utf-8") as lines, bar:
         def started(total: int) -> None:
             bar.update(task, total=total)
 
@@ -114,20 +159,8 @@ def cmd_eval(args: argparse.Namespace, out: Console) -> int:
             lines.flush()
             bar.update(task, advance=1, correct=correct)
 
-        report = asyncio.run(evaluate(
+        return asyncio.run(evaluate(
             agent=args.agent, model=model, items=items, db=db, dataset=args.dataset, concurrency=args.concurrency,
             max_steps=args.max_steps, query_timeout=args.query_timeout, faults=faults,
             trust_non_empty_result=not args.no_trust_non_empty, on_start=started, on_done=done,
         ))
-    summary = markdown(report)
-    json_path.write_text(report.model_dump_json(indent=1), encoding="utf-8")
-    md_path.write_text(summary, encoding="utf-8")
-    lines_path.unlink()  # the JSON file holds every trace now
-    out.print(summary, markup=False, highlight=False)
-    out.print(f"Traces: {json_path}\nSummary: {md_path}", highlight=False)
-    accuracy = 100 * report.overall.correct / report.overall.scored if report.overall.scored else 0.0
-    if args.min_accuracy is not None and accuracy < args.min_accuracy:
-        err.print(f"Execution accuracy {accuracy:.1f}% is below --min-accuracy {args.min_accuracy}%", highlight=False)
-        return EXIT_BELOW_TARGET
-    return EXIT_DONE
-

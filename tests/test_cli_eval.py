@@ -90,3 +90,44 @@ def test_any_csv_with_the_columns_works(data_dir, tmp_path):
     report, _ = written(tmp_path / "out")
     assert report["overall"]["scored"] == 2 and report["overall"]["correct"] == 2
     assert [g["name"] for g in report["by_type"]] == ["all"]
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--query-timeout", "nan"], "--query-timeout"),
+    (["--query-timeout", "inf"], "--query-timeout"),
+    (["--max-steps", "0"], "--max-steps"),
+    (["--faults", ""], "names no fault kind"),
+])
+def test_more_bad_settings_exit_2_before_anything_runs(data_dir, tmp_path, capsys, options, message):
+    model = ["--model", "corrupt"] if "--faults" in options else ["--model", "oracle"]
+    assert run_eval(data_dir, tmp_path / "out", *model, *options) == 2
+    assert message in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_short_csv_rows_are_skipped_and_an_unwritable_directory_is_refused(data_dir, tmp_path, capsys):
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("question,cypher\nhello\nHow many movies?,MATCH (m:Movie) RETURN count(m)\n")
+    assert run_eval(data_dir, tmp_path / "out", "--model", "oracle", "--dataset", str(pairs)) == 0
+    assert written(tmp_path / "out")[0]["questions"] == 1
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file, not a directory")
+    assert run_eval(data_dir, blocked / "out", "--model", "oracle", "--dataset", str(pairs)) == 2
+    assert "cannot write results" in capsys.readouterr().err
+
+
+def test_two_runs_in_the_same_second_keep_their_own_files(data_dir, tmp_path):
+    for _ in range(2):
+        assert run_eval(data_dir, tmp_path, "--model", "oracle", "--limit", "3") == 0
+    assert len(list(tmp_path.glob("*.json"))) == 2 and len(list(tmp_path.glob("*.md"))) == 2
+
+
+def test_an_interrupted_run_keeps_the_questions_it_finished(data_dir, tmp_path, monkeypatch, capsys):
+    def interrupt(report):  # the run is stopped once every question has finished, before the files are written
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("graphs.cli_eval.markdown", interrupt)
+    assert run_eval(data_dir, tmp_path, "--model", "oracle", "--limit", "12") == 130
+    (log,) = tmp_path.glob("*.jsonl")
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(lines) >= 10 and all(line["correct"] for line in lines)
+    assert "finished questions are in" in capsys.readouterr().err

@@ -48,3 +48,26 @@ def test_a_bad_setting_is_refused(movies_db):
     for bad in (0, -1, True, "2"):
         with pytest.raises(ConfigurationError, match="tool_results_in_prompt"):
             make_agent(movies_db, [], tool_results_in_prompt=bad)
+
+
+def test_a_query_over_several_lines_keeps_its_result_line_and_errors_are_never_shortened(movies_db):
+    multi = ["MATCH (m:Movie)\nRETURN m.title AS title\nORDER BY title LIMIT " + str(n) for n in (21, 22, 23)]
+    broken = "MATCH (m:Movie)\nRETURN toIntegr(m.released) AS year"
+    script = [draft(broken), *(revise(q, score=2) for q in multi), revise(multi[-1], score=9)]
+    agent, model = make_agent(movies_db, script, trust_non_empty_result=False)
+    assert agent.execute("List some movies.").steps == 4
+    error, oldest, *_ = tool_texts(model.calls[-1])
+    assert "toIntegr" in error and "not repeated" not in error
+    assert oldest.splitlines()[:3] == multi[0].replace("MATCH", "Query: MATCH", 1).splitlines()
+    assert "Result: 21 row(s)" in oldest and "20 row line(s) not repeated" in oldest
+
+
+def test_a_follow_up_question_sees_the_previous_answer_whole(movies_db):
+    script = [draft(QUERIES[0]), revise(QUERIES[0], score=9), draft(QUERIES[1]), revise(QUERIES[2], score=2),
+              revise(QUERIES[3], score=2), revise(QUERIES[3], score=9)]
+    agent, model = make_agent(movies_db, script, trust_non_empty_result=False)
+    first = agent.execute("List some movies.")
+    agent.execute("And a few more?", thread_id=first.thread_id)
+    texts = tool_texts(model.calls[-1])
+    assert texts[0].startswith(f"Query: {QUERIES[0]}") and "not repeated" not in texts[0]  # the earlier answer
+    assert any("not repeated" in t for t in texts[1:])  # this question's oldest result

@@ -66,6 +66,15 @@ def test_a_schema_too_big_for_the_prompt_is_pruned_to_what_the_question_needs():
     assert prune_schema(small, "anything", max_chars=6000) == small  # a small schema is kept whole
 
 
+def test_a_relationship_without_sampled_endpoints_survives_pruning_and_reaches_the_guardrail():
+    from nodes.prompts.text2cypher import domain_text
+
+    schema = big_schema(400)
+    schema = schema.model_copy(update={"relationships": [*schema.relationships, RelationshipInfo(type="RARE_LINK", patterns=[])]})
+    pruned = prune_schema(schema, "Which movies did Tom Hanks act in?", max_chars=2000)
+    assert "RARE_LINK" in schema_text(pruned) and "(:?)-[:RARE_LINK]->(:?)" in domain_text(pruned)
+
+
 @pytest.fixture
 def store(movies_db: FalkorDBGraph):
     examples = FewShotStore(movies_db, name=f"examples_{uuid.uuid4().hex[:8]}")

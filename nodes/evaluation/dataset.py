@@ -32,8 +32,8 @@ def load_dataset(path: str | Path = MOVIES_QUESTIONS_CSV, *, limit: int | None =
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         raise ConfigurationError(f"cannot read the dataset {path}: {e}") from e
     items = [
-        EvalItem(index, row["question"].strip(), row["cypher"].strip(), (row.get("type") or "all").strip() or "all")
-        for index, row in enumerate(rows)
-        if row.get("question", "").strip() and row.get("cypher", "").strip()
+        EvalItem(index, (row.get("question") or "").strip(), (row.get("cypher") or "").strip(), (row.get("type") or "all").strip() or "all")
+        for index, row in enumerate(rows)  # a short row leaves its missing cells None
+        if (row.get("question") or "").strip() and (row.get("cypher") or "").strip()
     ]
     return items[:limit] if limit is not None else items

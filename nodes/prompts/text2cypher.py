@@ -84,7 +84,7 @@ def domain_text(schema: GraphSchema) -> str:
     """A compact picture of the graph for the guardrail: labels with properties, relationship patterns."""
     lines = [f"- (:{n.label}) with {', '.join(p.name for p in n.properties) or 'no properties'}" for n in schema.nodes]
     for rel in schema.relationships:
-        lines += [f"- (:{s})-[:{rel.type}]->(:{e})" for s, e in rel.patterns]
+        lines += [f"- (:{s})-[:{rel.type}]->(:{e})" for s, e in rel.patterns or [("?", "?")]]
     return "\n".join(lines) or "- nothing yet: the graph is empty"
 
 

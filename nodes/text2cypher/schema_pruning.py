@@ -64,10 +64,11 @@ def prune_schema(schema: GraphSchema, question: str, max_chars: int = DEFAULT_SC
 
 
 def _between(schema: GraphSchema, labels: set[str]) -> list[RelationshipInfo]:
-    """Relationships whose patterns join kept labels, with only those patterns."""
+    """Relationships whose patterns join kept labels, with only those patterns; a type whose
+    endpoints the schema sample could not find is kept as it is (it may join any of them)."""
     kept = []
     for rel in schema.relationships:
         patterns = [p for p in rel.patterns if p[0] in labels and p[1] in labels]
-        if patterns:
+        if patterns or not rel.patterns:
             kept.append(rel.model_copy(update={"patterns": patterns}))
     return kept
