@@ -46,7 +46,7 @@ from schemas.reflexion import ReflexionState, StopReason, ToolOutcome, ToolRun
 from schemas.run_context import KGQueryContext
 
 REJECTED = "RejectedByReviewer"
-DEFAULT_TOOL_RESULTS_IN_PROMPT = 2  # the newest result and the one before it, whole; older ones by their header
+DEFAULT_TOOL_RESULTS_IN_PROMPT = 2  # the newest two results whole; older ones without their rows
 
 
 class KGQueryReflexionAgent(ReflexionAgent):
