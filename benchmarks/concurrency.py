@@ -20,7 +20,7 @@ import time
 from typing import Any
 
 from benchmarks.harness import machine, movies_database
-from graphs.evaluation import evaluate
+from graphs.evaluation import EVAL_ROW_CAP, evaluate
 from nodes.evaluation.dataset import load_dataset
 from nodes.evaluation.gold import run_gold
 from nodes.evaluation.oracle import GoldChatModel
@@ -42,7 +42,7 @@ class SlowGoldModel(GoldChatModel):
 
 def runnable_questions(db: Any, count: int) -> list:
     items = load_dataset()
-    gold = run_gold(db, items, timeout=10, row_cap=10_000)
+    gold = run_gold(db, items, timeout=10, row_cap=EVAL_ROW_CAP)
     return [item for item in items if not gold[item.index].error][:count]
 
 

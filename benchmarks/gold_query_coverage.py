@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import argparse
 import csv
-import tempfile
 import time
 from collections import Counter, defaultdict
 
-from nodes.graphdb import FalkorDBGraph, ensure_movies_graph
+from benchmarks.harness import movies_database
 from nodes.graphdb.demo_data import MOVIES_QUESTIONS_CSV
-from nodes.graphdb.embedded import EmbeddedFalkorDB
 from nodes.evaluation.gold import reason_for
 from schemas.errors import QueryError
 
@@ -28,25 +26,19 @@ def main() -> None:
     args = parser.parse_args()
     with open(args.csv, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    with tempfile.TemporaryDirectory() as data_dir:
-        server = EmbeddedFalkorDB.start(data_dir)
-        try:
-            db = FalkorDBGraph("movies", host=server.host, port=server.port, server=server)
-            ensure_movies_graph(db)
-            ran, empty, failures = 0, 0, defaultdict(list)
-            started = time.perf_counter()
-            for row in rows:
-                query = row["cypher"]
-                try:
-                    result = db.query(query, timeout=args.timeout, row_cap=None)
-                except QueryError as e:
-                    failures[reason_for(query, e)].append(row)
-                    continue
-                ran += 1
-                empty += result.is_empty
-            elapsed = time.perf_counter() - started
-        finally:
-            server.stop()
+    with movies_database() as db:
+        ran, empty, failures = 0, 0, defaultdict(list)
+        started = time.perf_counter()
+        for row in rows:
+            query = row["cypher"]
+            try:
+                result = db.query(query, timeout=args.timeout, row_cap=None)
+            except QueryError as e:
+                failures[reason_for(query, e)].append(row)
+                continue
+            ran += 1
+            empty += result.is_empty
+        elapsed = time.perf_counter() - started
     failed = sum(len(v) for v in failures.values())
     votes = Counter("votes" in r["cypher"] for r in rows)[True]
     print(f"Gold queries: {len(rows)}; executed: {ran} ({ran / len(rows):.1%}); failed: {failed}; "

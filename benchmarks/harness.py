@@ -1,5 +1,6 @@
-"""What the benchmarks share: the movies graph in a throw-away embedded FalkorDB, a scripted
-model for a loop of any length, and the machine line printed under every table."""
+"""What the benchmarks share: a throw-away embedded FalkorDB (with the movies graph or empty), a
+database whose query times are recorded, a scripted model for a loop of any length, a reader of
+a process's memory figures, and the machine line printed under every table."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import contextlib
 import os
 import platform
 import tempfile
+import time
 from collections.abc import Iterator
+from typing import Any
 
 from nodes.graphdb import FalkorDBGraph, ensure_movies_graph
 from nodes.graphdb.embedded import EmbeddedFalkorDB
@@ -15,16 +18,48 @@ from nodes.models.scripted import tool_reply
 
 
 @contextlib.contextmanager
-def movies_database() -> Iterator[FalkorDBGraph]:
-    """The movies graph in an embedded FalkorDB of its own, stopped and deleted afterwards."""
+def scratch_database(graph: str = "movies", *, movies: bool = True) -> Iterator[FalkorDBGraph]:
+    """`graph` (the movies graph unless `movies=False`) in an embedded FalkorDB of its own, stopped
+    and deleted afterwards; `db.server` is the server (its `pid`, its `data_dir`)."""
     with tempfile.TemporaryDirectory() as data_dir:
         server = EmbeddedFalkorDB.start(data_dir)
         try:
-            db = FalkorDBGraph("movies", host=server.host, port=server.port, server=server)
-            ensure_movies_graph(db)
+            db = FalkorDBGraph(graph, host=server.host, port=server.port, server=server)
+            if movies:
+                ensure_movies_graph(db)
             yield db
         finally:
             server.stop()
+
+
+def movies_database() -> contextlib.AbstractContextManager[FalkorDBGraph]:
+    return scratch_database("movies")
+
+
+class TimedDatabase:
+    """A database adapter with the time of its queries recorded (`query_s` in all, `times` in
+    milliseconds per query text), everything else passed through."""
+
+    def __init__(self, db: Any) -> None:
+        self._db, self.query_s, self.times = db, 0.0, {}
+
+    def query(self, cypher: str, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return self._db.query(cypher, *args, **kwargs)
+        finally:
+            elapsed = time.perf_counter() - started
+            self.query_s += elapsed
+            self.times[cypher] = elapsed * 1000
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._db, name)
+
+
+def proc_status_kb(pid: int | str, field: str) -> int:
+    """A memory figure of a process (VmRSS, VmHWM...) in kB, from /proc (Linux)."""
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
 
 
 def loop_script(queries: list[str], *, final_score: float = 9) -> list:

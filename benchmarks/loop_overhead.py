@@ -21,7 +21,7 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from benchmarks.harness import loop_script, machine, movies_database
+from benchmarks.harness import TimedDatabase, loop_script, machine, movies_database
 from graphs.kg_query_agent import KGQueryReflexionAgent
 from nodes.checkpoints import sqlite_checkpointer
 from nodes.models import ScriptedChatModel
@@ -30,23 +30,6 @@ QUERIES = {
     "point lookup": "MATCH (m:Movie {{title: 'The Matrix'}}) RETURN m.title AS title, m.released AS released, {i} AS run",
     "aggregation": "MATCH (p:Person)-[:ACTED_IN]->(m:Movie) RETURN p.name AS name, count(m) AS movies, {i} AS run ORDER BY movies DESC LIMIT 20",
 }
-
-
-class TimedDatabase:
-    """The adapter with its `query` time added up, everything else passed through."""
-
-    def __init__(self, db: Any) -> None:
-        self._db, self.query_s = db, 0.0
-
-    def query(self, *args: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            return self._db.query(*args, **kwargs)
-        finally:
-            self.query_s += time.perf_counter() - started
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._db, name)
 
 
 class TimedScriptedModel(ScriptedChatModel):

@@ -20,12 +20,11 @@ import argparse
 import json
 import subprocess
 import sys
-import tempfile
 import time
 
 import redis
 
-from benchmarks.harness import machine
+from benchmarks.harness import machine, proc_status_kb, scratch_database
 from nodes.graphdb import FalkorDBGraph
 from nodes.graphdb.embedded import EmbeddedFalkorDB
 from nodes.graphdb.protocol import DEFAULT_ROW_CAP
@@ -42,11 +41,6 @@ CASES = {
     "agent tool, default cap": ("agent", QUERY, DEFAULT_ROW_CAP),
     "agent tool, uncapped": ("agent", QUERY, None),
 }
-
-
-def status_kb(pid: int | str, field: str) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
 
 
 def reset_peak(pid: int | str) -> bool:
@@ -72,8 +66,8 @@ def run_case(name: str, data_dir: str, timeout: float) -> dict:
                                       query_timeout=timeout, row_cap=cap)
     db.query("MATCH (n) RETURN n.id LIMIT 1")  # connection and imports warm
     server_reset, own_reset = reset_peak(server.pid), reset_peak("self")
-    before, sent = status_kb("self", "VmRSS"), stats.info("stats")["total_net_output_bytes"]
-    server_before = status_kb(server.pid, "VmRSS")
+    before, sent = proc_status_kb("self", "VmRSS"), stats.info("stats")["total_net_output_bytes"]
+    server_before = proc_status_kb(server.pid, "VmRSS")
     started = time.perf_counter()
     if path == "agent":
         message = agent._query_message(cypher, "call-0")  # what the tool step adds to the conversation
@@ -85,9 +79,9 @@ def run_case(name: str, data_dir: str, timeout: float) -> dict:
     wall = time.perf_counter() - started
     return {
         "rows": rows, "truncated": truncated, "wall": wall, "shown": shown,
-        "growth_mb": (status_kb("self", "VmHWM") - before) / 1024 if own_reset else None,
+        "growth_mb": (proc_status_kb("self", "VmHWM") - before) / 1024 if own_reset else None,
         "sent_mb": (stats.info("stats")["total_net_output_bytes"] - sent) / 2**20,
-        "server_mb": max(0, status_kb(server.pid, "VmHWM") - server_before) / 1024 if server_reset else None,
+        "server_mb": max(0, proc_status_kb(server.pid, "VmHWM") - server_before) / 1024 if server_reset else None,
     }
 
 
@@ -102,22 +96,17 @@ def main() -> None:
         print(json.dumps(run_case(args.case, args.data_dir, args.timeout)))
         return
     results = {}
-    with tempfile.TemporaryDirectory() as data_dir:
-        server = EmbeddedFalkorDB.start(data_dir)
-        try:
-            db = FalkorDBGraph(GRAPH, host=server.host, port=server.port, server=server)
-            started = time.perf_counter()
-            for s in range(0, args.nodes, 250_000):
-                db.write("UNWIND range($s, $e - 1) AS i CREATE (:Item {id: i, name: 'Item number ' + toString(i)})",
-                         {"s": s, "e": min(args.nodes, s + 250_000)})
-            print(f"Generated {args.nodes:,} (:Item {{id, name}}) nodes in {time.perf_counter() - started:.1f} s.")
-            for name in CASES:
-                command = [sys.executable, "-m", "benchmarks.result_memory", "--case", name,
-                           "--data-dir", data_dir, "--timeout", str(args.timeout)]
-                done = subprocess.run(command, capture_output=True, text=True, check=True)
-                results[name] = json.loads(done.stdout.strip().splitlines()[-1])
-        finally:
-            server.stop()
+    with scratch_database(GRAPH, movies=False) as db:
+        started = time.perf_counter()
+        for s in range(0, args.nodes, 250_000):
+            db.write("UNWIND range($s, $e - 1) AS i CREATE (:Item {id: i, name: 'Item number ' + toString(i)})",
+                     {"s": s, "e": min(args.nodes, s + 250_000)})
+        print(f"Generated {args.nodes:,} (:Item {{id, name}}) nodes in {time.perf_counter() - started:.1f} s.")
+        for name in CASES:
+            command = [sys.executable, "-m", "benchmarks.result_memory", "--case", name,
+                       "--data-dir", str(db.server.data_dir), "--timeout", str(args.timeout)]
+            done = subprocess.run(command, capture_output=True, text=True, check=True)
+            results[name] = json.loads(done.stdout.strip().splitlines()[-1])
     print(f"Query: `{QUERY}` (RETURN * case: `{STAR}`); default row cap {DEFAULT_ROW_CAP}. Peak RSS growth: "
           "VmHWM after the call minus VmRSS before it; server peak growth: the same for "
           "redis-server.\n")

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
 import time
 
-from benchmarks.harness import machine
-from nodes.graphdb import FalkorDBGraph, ensure_movies_graph
-from nodes.graphdb.embedded import EmbeddedFalkorDB
+from benchmarks.harness import TimedDatabase, machine, movies_database, proc_status_kb
+from nodes.graphdb import FalkorDBGraph
 from nodes.graphdb.introspect import sample_schema
 from nodes.prompts.kg_query import build_kg_prompt, schema_text
 from nodes.text2cypher.schema_pruning import DEFAULT_SCHEMA_CHARS, prune_schema
@@ -75,28 +73,6 @@ def generate(db: FalkorDBGraph, nodes: int, rels: int) -> None:
              f"CREATE (a)-[:{RARE}]->(b)", {"last": sum(spans["Order"]) - 1})
 
 
-class Timed:
-    """`db` with each query's time recorded, to see which of sample_schema's queries costs what."""
-
-    def __init__(self, db: FalkorDBGraph) -> None:
-        self.db, self.times = db, {}
-
-    def __getattr__(self, name: str):
-        return getattr(self.db, name)
-
-    def query(self, cypher: str, *args, **kwargs):
-        started = time.perf_counter()
-        try:
-            return self.db.query(cypher, *args, **kwargs)
-        finally:
-            self.times[cypher] = (time.perf_counter() - started) * 1000
-
-
-def vm_kb(pid: int, field: str) -> int | None:
-    with open(f"/proc/{pid}/status") as f:
-        return next((int(line.split()[1]) for line in f if line.startswith(field + ":")), None)
-
-
 def measure(db: FalkorDBGraph, repeats: int) -> dict:
     times = []
     for _ in range(repeats):
@@ -120,24 +96,19 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5, help="schema() calls per graph; the first is shown apart")
     args = parser.parse_args()
     rows = {}
-    with tempfile.TemporaryDirectory() as data_dir:
-        server = EmbeddedFalkorDB.start(data_dir)
-        try:
-            movies = FalkorDBGraph("movies", host=server.host, port=server.port, server=server)
-            ensure_movies_graph(movies)
-            rows["movies"] = measure(movies, args.repeats)
-            rss_before = vm_kb(server.pid, "VmRSS")
-            generated = movies.sibling("generated")
-            started = time.perf_counter()
-            generate(generated, args.nodes, args.nodes if args.rels is None else args.rels)
-            generation_s = time.perf_counter() - started
-            rss_after = vm_kb(server.pid, "VmRSS")
-            rows["generated"] = measure(generated, args.repeats)
-            timed = Timed(generated)
-            sample_schema(timed)
-            peak = vm_kb(server.pid, "VmHWM")
-        finally:
-            server.stop()
+    with movies_database() as movies:
+        pid = movies.server.pid
+        rows["movies"] = measure(movies, args.repeats)
+        rss_before = proc_status_kb(pid, "VmRSS")
+        generated = movies.sibling("generated")
+        started = time.perf_counter()
+        generate(generated, args.nodes, args.nodes if args.rels is None else args.rels)
+        generation_s = time.perf_counter() - started
+        rss_after = proc_status_kb(pid, "VmRSS")
+        rows["generated"] = measure(generated, args.repeats)
+        timed = TimedDatabase(generated)
+        sample_schema(timed)
+        peak = proc_status_kb(pid, "VmHWM")
     g = rows["generated"]
     print(f"Generated {g['nodes']:,} nodes and {g['rels']:,} relationships in {generation_s:.1f} s ({len(LABELS)} "
           f"labels, {len(RELATIONSHIPS)} relationship types and 10 {RARE}, batches of {BATCH:,}).")

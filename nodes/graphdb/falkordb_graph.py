@@ -15,7 +15,7 @@ from typing import Any
 import redis.exceptions
 from falkordb import FalkorDB
 
-from nodes.graphdb.cypher_text import called_procedures, quote_name, reads_server_files, return_columns
+from nodes.graphdb.cypher_text import called_procedures, code_only, quote_name, reads_server_files, return_columns
 from nodes.graphdb.introspect import sample_schema
 from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP
 from nodes.graphdb.values import to_plain
@@ -38,6 +38,8 @@ _READ_ONLY_REFUSAL = "graph.RO_QUERY is to be executed only on read-only queries
 _MISSING_GRAPH = "Invalid graph operation on empty key"
 _TIMED_OUT = "Query timed out"
 _NO_PLAN = "plan must be an array"
+
+RETURN_CLAUSE = re.compile(r"\bRETURN\b", re.IGNORECASE)
 
 
 class _MissingGraph(Exception):
@@ -171,11 +173,11 @@ class FalkorDBGraph:
 
     def _capped(self, cypher: str, params: dict[str, Any] | None, row_cap: int | None) -> tuple[str | None, Any]:
         """The query wrapped so the database stops at row_cap + 1 rows, with its plan; or (None, None)
-        when it cannot be wrapped (a bare procedure call...) and the cap is applied on the client.
+        when it cannot be wrapped (a bare procedure call, no RETURN) and the cap is applied on the client.
         Columns that cannot be named (`RETURN *`) pass through as `*`: a client-side cap would
         fetch and decode the whole result first (1M rows: 14 s, 0.5 GB; benchmarks/result_memory.py).
         One EXPLAIN both checks the wrapper and validates the query inside it."""
-        if row_cap is None or not cypher:
+        if row_cap is None or not RETURN_CLAUSE.search(code_only(cypher)):  # nothing to wrap (a write, a bare CALL)
             return None, None
         columns = return_columns(cypher)
         projection = ", ".join(quote_name(c) for c in columns) if columns else "*"
