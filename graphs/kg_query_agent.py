@@ -1,9 +1,13 @@
 """`KGQueryReflexionAgent`: drafts a Cypher query, runs it, scores the rows and revises.
 
-Usage as in the seed:
+Usage as in biochatter, whose names, argument order and hooks it keeps:
 
-    agent = KGQueryReflexionAgent(connection_args=..., conversation_factory=...)
+    agent = KGQueryReflexionAgent(conversation_factory, connection_args)   # or by keyword
     result = agent.execute(question, kg_prompt)
+
+A biochatter subclass may override `_create_initial_responder` / `_create_revise_responder`
+(returning `ResponderWithRetries`) and `_connect_db` / `_query_graph_database` (its own
+database); the engine then calls those instead of its own.
 
 With no `connection_args` it uses the database the environment names
 (`REFLEXION_DATABASE_URL`, default the embedded FalkorDB with the movies graph);
@@ -39,11 +43,14 @@ from nodes.run_context import (
     open_database,
     run_database_args,
 )
-from nodes.tools.cypher import DEFAULT_ROWS_IN_MESSAGE, run_cypher
-from schemas.errors import GraphDatabaseError
+from nodes.reflexion.responder_with_retries import ResponderWithRetries
+from nodes.tools.cypher import DEFAULT_ROWS_IN_MESSAGE, run_cypher, run_query_hook
+from schemas.errors import ConfigurationError, GraphDatabaseError
 from schemas.kg_query import GenerateQuery, ReviseQuery
 from schemas.reflexion import ReflexionState, StopReason, ToolOutcome, ToolRun
 from schemas.run_context import KGQueryContext
+
+__all__ = ["GenerateQuery", "KGQueryReflexionAgent", "ResponderWithRetries", "ReviseQuery"]
 
 REJECTED = "RejectedByReviewer"
 DEFAULT_TOOL_RESULTS_IN_PROMPT = 2  # the newest two results whole; older ones without their rows
@@ -56,10 +63,10 @@ class KGQueryReflexionAgent(ReflexionAgent):
 
     def __init__(
         self,
-        connection_args: dict[str, Any] | None = None,
         conversation_factory: Callable[[], Any] | None = None,
-        query_lang: str = "Cypher",
-        max_steps: int = DEFAULT_MAX_STEPS,
+        connection_args: dict[str, Any] | None = None,
+        query_lang: str | None = "Cypher",
+        max_steps: int | None = DEFAULT_MAX_STEPS,
         *,
         database: GraphDatabase | None = None,
         query_timeout: float | None = DEFAULT_QUERY_TIMEOUT_S,
@@ -69,11 +76,19 @@ class KGQueryReflexionAgent(ReflexionAgent):
         require_approval: bool | None = None,
         **engine_options: Any,
     ) -> None:
+        if isinstance(conversation_factory, dict) or callable(connection_args):
+            raise ConfigurationError(
+                "KGQueryReflexionAgent takes conversation_factory first, then connection_args (biochatter's order); "
+                "pass them by keyword to be explicit"
+            )
+        if connection_args is not None and not isinstance(connection_args, dict):
+            raise ConfigurationError(f"connection_args must be a dict, got {type(connection_args).__name__}")
         # A revision judges the newest result: older rows only cost tokens (benchmarks/prompt_growth.py).
         engine_options.setdefault("tool_results_in_prompt", DEFAULT_TOOL_RESULTS_IN_PROMPT)
-        super().__init__(conversation_factory or chat_model_from_env, max_steps, **engine_options)
+        steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
+        super().__init__(conversation_factory or chat_model_from_env, steps, **engine_options)
         self.connection_args = dict(connection_args or {})
-        self.query_lang = query_lang
+        self.query_lang = query_lang or "Cypher"
         self.query_timeout, self.row_cap, self.rows_in_message = query_timeout, row_cap, rows_in_message
         self.allow_writes = allow_writes
         self.require_approval = env_flag(APPROVAL_ENV) if require_approval is None else require_approval
@@ -111,11 +126,46 @@ class KGQueryReflexionAgent(ReflexionAgent):
         db = self.db
         return self._schema_prompts.get(db, lambda: build_kg_prompt(db.schema(), dialect=db.dialect))  # keyed by the object: no id reuse
 
+    def _brings_own_database(self) -> bool:
+        """A subclass that overrides `_query_graph_database` (as biochatter's do) queries its own
+        database: the agent then opens none and reads no schema of its own."""
+        return type(self)._query_graph_database is not KGQueryReflexionAgent._query_graph_database
+
+    def _tool_ready(self, state: ReflexionState) -> None:
+        """Reach the database before the first model call: a database that is down ends the run
+        `tool_unavailable` at once (the schema read, or a cheap catalogue call when a kg_prompt
+        was given), and the model is never asked to write a query for nothing."""
+        if self._brings_own_database():
+            return
+        if state.get("prompt") is None:
+            self.schema_prompt()
+        else:
+            self.db.labels()
+
+    def _connect_db(self) -> None:
+        """biochatter's hook: open the database the queries run on (the agent's own by default)."""
+        _ = self.db
+
+    def _query_graph_database(self, query: str) -> list[Any]:
+        """biochatter's hook: run `query` and return `[rows]`, the rows as dicts, read-only unless
+        `allow_writes`. The agent's own tool step does not go through it (it keeps errors,
+        truncation and timeouts in the outcome); when a subclass overrides it, the tool step calls
+        `_connect_db()` and then the override instead of the agent's database."""
+        self._connect_db()
+        ctx = self.run_context()
+        result = self.db.query(
+            query, timeout=lower(ctx.query_timeout, self.query_timeout),
+            row_cap=lower(ctx.row_cap, self.row_cap), allow_writes=self.allow_writes,  # type: ignore[arg-type]
+        )
+        return [result.records()]
+
     def _system_prompt(self, instruction: str, prompt: str | None) -> str:
+        if prompt is None and self._brings_own_database():
+            prompt = "(No schema is known for this database: write the query from the question.)"
         if prompt is None:
             try:
                 prompt = self.schema_prompt()
-            except GraphDatabaseError as e:  # the run still starts; the tool step reports the database
+            except GraphDatabaseError as e:  # down since `_tool_ready`: the tool step reports it
                 prompt = f"(The schema could not be read: {e})"
         header = QUERY_SYSTEM_PROMPT.format(
             query_lang=self.query_lang, time=time.strftime("%Y-%m-%d %H:%M"), instruction=instruction
@@ -137,14 +187,16 @@ class KGQueryReflexionAgent(ReflexionAgent):
 
     def _query_message(self, query: str, tool_call_id: str, note: str = "") -> ToolMessage:
         ctx = self.run_context()
-        outcome = run_cypher(
-            self.db,
-            query,
-            timeout=lower(ctx.query_timeout, self.query_timeout),
-            row_cap=lower(ctx.row_cap, self.row_cap),  # type: ignore[arg-type]
-            rows_in_message=self.rows_in_message,
-            allow_writes=self.allow_writes,
-        )
+        limits = {
+            "timeout": lower(ctx.query_timeout, self.query_timeout),
+            "row_cap": lower(ctx.row_cap, self.row_cap),
+            "rows_in_message": self.rows_in_message,
+            "allow_writes": self.allow_writes,
+        }
+        if self._brings_own_database():
+            outcome = run_query_hook(self._connect_db, self._query_graph_database, query, **limits)  # type: ignore[arg-type]
+        else:
+            outcome = run_cypher(self.db, query, **limits)  # type: ignore[arg-type]
         if note:
             outcome = outcome.model_copy(update={"content": f"{note}\n{outcome.content}"})
         return ToolMessage(content=outcome.content, tool_call_id=tool_call_id, artifact=outcome.model_dump())

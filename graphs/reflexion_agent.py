@@ -33,6 +33,7 @@ from nodes.checkpoints import DURABLE, INTERRUPT, paused_on, resolve_checkpointe
 from nodes.models.resolve import chat_model_from_env, resolve_chat_model
 from nodes.reflexion.prompt_view import prompt_messages
 from nodes.reflexion.responder import Responder, ResponderReply
+from nodes.reflexion.responder_with_retries import ResponderWithRetries, arespond_with, respond_with
 from nodes.reflexion.scoring import parse_score
 from nodes.reflexion.steps import (
     default_action_of,
@@ -45,6 +46,7 @@ from nodes.reflexion.steps import (
     stopped_tool_message,
     tool_update,
     unavailable_tool_run,
+    with_notice,
     usage_of_state,
 )
 from nodes.run_context import KeyedCache, current_context, started_context, stored_context
@@ -55,12 +57,16 @@ from nodes.reflexion.stop_rules import (
     MAX_STEPS_LIMIT,
     answer_outcome,
     check_stop,
+    satisfied_by_score,
+    unbelieved_score_note,
 )
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
 from schemas.reflexion import ReflexionAgentResult, ReflexionInput, ReflexionOutput, ReflexionState, StopReason, ToolRun
 from schemas.run_context import AgentContext
 
 logger = logging.getLogger(__name__)
+
+__all__ = ["ReflexionAgent", "ResponderWithRetries", "StepCallback"]
 
 
 StepCallback = Callable[[int, str, BaseMessage | None, dict[str, Any]], None]
@@ -112,6 +118,7 @@ class ReflexionAgent(ABC):
             raise ConfigurationError(f"tool_results_in_prompt must be None (all) or a positive integer, got {tool_results_in_prompt!r}")
         self.tool_results_in_prompt = tool_results_in_prompt
         self.checkpointer = resolve_checkpointer(checkpointer)
+        self._conversation: Any = None
         self._chat: BaseChatModel | None = None
         self._models = KeyedCache()  # models runs name in their context, one client per name
         self._graph: CompiledStateGraph | None = None
@@ -123,11 +130,12 @@ class ReflexionAgent(ABC):
         """Run the newest action in the memory; return a ToolMessage whose artifact is a ToolOutcome."""
 
     @abstractmethod
-    def _create_initial_responder(self, prompt: str | None = None) -> Responder:
-        """The responder for the draft step."""
+    def _create_initial_responder(self, prompt: str | None = None) -> Responder | ResponderWithRetries:
+        """The responder for the draft step: the engine's `Responder`, or biochatter's
+        `ResponderWithRetries` (its `respond` returns the model's AIMessage)."""
 
     @abstractmethod
-    def _create_revise_responder(self, prompt: str | None = None) -> Responder:
+    def _create_revise_responder(self, prompt: str | None = None) -> Responder | ResponderWithRetries:
         """The responder for the revise step: scores the last result and revises the action."""
 
     def _log_step_message(self, step: int, node: str, output: BaseMessage | None) -> None:
@@ -207,16 +215,27 @@ class ReflexionAgent(ABC):
         if named:
             return self._models.get(named, lambda: chat_model_from_env(named))
         if self._chat is None:
-            self._chat = resolve_chat_model(self.conversation_factory())
+            self._chat = resolve_chat_model(self.conversation)
         return self._chat
+
+    @property
+    def conversation(self) -> Any:
+        """What `conversation_factory` returned, made once on first use (biochatter subclasses read
+        `self.conversation.chat`). A run whose responders need no model never calls the factory."""
+        if self._conversation is None:
+            self._conversation = self.conversation_factory()
+        return self._conversation
 
     def _revised(self, state: ReflexionState, reply: ResponderReply) -> dict[str, Any]:
         update = revise_update(state, reply, self._score_from_revision, self._action_of)
         if "stop_reason" not in update:
-            update["stop_reason"] = self._stop_reason({**state, **update})
+            revised = {**state, **update}
+            update["stop_reason"] = self._stop_reason(revised)
             stopped = stopped_tool_message(update["messages"], update["stop_reason"]) if update["stop_reason"] else None
             if stopped is not None:
                 update["messages"].append(stopped)
+            elif satisfied_by_score(revised, self._score_threshold()) is False:
+                update["notice"] = unbelieved_score_note(revised)
         return update
 
     def _new_question(self, state: ReflexionState) -> dict[str, Any]:
@@ -249,6 +268,14 @@ class ReflexionAgent(ABC):
         ended = {**asked, **fresh_run(), "stop_reason": "invalid_input", "error": "the run has no question: send a non-empty user message"}
         return asked, state, ended
 
+    def _tool_ready(self, state: ReflexionState) -> None:
+        """Raise `DatabaseUnavailableError` when the tool cannot be reached, so a run ends
+        `tool_unavailable` before any model call is spent. The engine's tools need no check."""
+
+    @staticmethod
+    def _unavailable_before_draft(asked: dict[str, Any], error: Exception) -> dict[str, Any]:
+        return {**asked, **fresh_run(), "stop_reason": "tool_unavailable", "error": str(error)}
+
     def _prompt_view(self, state: ReflexionState) -> list[BaseMessage]:
         """The memory as the model sees it: older tool results shortened when `tool_results_in_prompt` is set."""
         return prompt_messages(state["messages"], self.tool_results_in_prompt)
@@ -257,32 +284,40 @@ class ReflexionAgent(ABC):
         asked, state, ended = self._asked(state)
         if ended is not None:
             return ended
-        return self._drafted(asked, self._create_initial_responder(state.get("prompt")).respond(self._prompt_view(state)))
+        try:
+            self._tool_ready(state)
+        except DatabaseUnavailableError as e:
+            return self._unavailable_before_draft(asked, e)
+        return self._drafted(asked, respond_with(self._create_initial_responder(state.get("prompt")), self._prompt_view(state)))
 
     async def _adraft_node(self, state: ReflexionState) -> dict[str, Any]:
         asked, state, ended = self._asked(state)
         if ended is not None:
             return ended
-        # Building a responder may read the schema from the database: keep it off the event loop.
+        try:
+            # Checking the tool and building a responder may read the database: keep them off the event loop.
+            await asyncio.to_thread(self._tool_ready, state)
+        except DatabaseUnavailableError as e:
+            return self._unavailable_before_draft(asked, e)
         responder = await asyncio.to_thread(self._create_initial_responder, state.get("prompt"))
-        return self._drafted(asked, await responder.arespond(self._prompt_view(state)))
+        return self._drafted(asked, await arespond_with(responder, self._prompt_view(state)))
 
     def _revise_node(self, state: ReflexionState) -> dict[str, Any]:
-        return self._revised(state, self._create_revise_responder(state.get("prompt")).respond(self._prompt_view(state)))
+        return self._revised(state, respond_with(self._create_revise_responder(state.get("prompt")), self._prompt_view(state)))
 
     async def _arevise_node(self, state: ReflexionState) -> dict[str, Any]:
         responder = await asyncio.to_thread(self._create_revise_responder, state.get("prompt"))
-        return self._revised(state, await responder.arespond(self._prompt_view(state)))
+        return self._revised(state, await arespond_with(responder, self._prompt_view(state)))
 
     def _execute_tool_node(self, state: ReflexionState) -> dict[str, Any]:
         skipped = skipped_tool_run(state) if self.skip_repeated_actions else None
         if skipped is not None:
-            return tool_update(state, skipped)
+            return tool_update(state, with_notice(skipped, state.get("notice")))
         try:
             run = self._run_tool(state)
         except DatabaseUnavailableError as e:
             return tool_update(state, unavailable_tool_run(state, e), stop_reason="tool_unavailable")
-        update = tool_update(state, run)
+        update = tool_update(state, with_notice(run, state.get("notice")))
         update["stop_reason"] = self._stop_after_tool({**state, **update})
         return update
 

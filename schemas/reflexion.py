@@ -81,6 +81,7 @@ class ReflexionState(TypedDict, total=False):
     steps: int  # execute_tool steps taken in this run
     outcomes: list[dict[str, Any]]  # one ToolOutcome per execute_tool step; revise scores the last
     last_score: float | None
+    notice: str | None  # told to the model with the next tool result (a high score that was not believed)
     repeats: int  # consecutive actions that had already run
     stop_reason: StopReason | None
     error: str | None

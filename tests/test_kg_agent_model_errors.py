@@ -69,11 +69,15 @@ def test_a_factory_returning_something_else_is_a_clear_error(movies_db):
         raise AssertionError("expected a ConfigurationError")
 
 
-def test_a_database_that_is_down_is_a_typed_stop(tmp_path):
+def test_a_database_that_is_down_is_a_typed_stop_before_any_model_call(tmp_path):
     model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise("u", 1)])
     agent = KGQueryReflexionAgent(
         connection_args={"backend": "falkordb", "host": "127.0.0.1", "port": 1}, conversation_factory=lambda: model
     )
     result = agent.execute("q")
     assert result.stop_reason == "tool_unavailable" and "unreachable" in result.error
-    assert result.answer is None and result.steps == 1
+    assert result.answer is None and result.steps == 0
+    assert model.calls == [] and result.usage.llm_calls == 0
+    # With a kg_prompt given there is no schema to read: the database is still reached first.
+    again = agent.execute("q", "The graph has (:Person)-[:ACTED_IN]->(:Movie).")
+    assert again.stop_reason == "tool_unavailable" and model.calls == []

@@ -16,6 +16,8 @@ _CLAUSE_END = re.compile(r"\b(ORDER\s+BY|SKIP|LIMIT|UNION)\b", re.IGNORECASE)
 _ALIAS = re.compile(r"\s+AS\s+(`(?:[^`]|``)+`|\w+)\s*$", re.IGNORECASE)
 _LOAD_CSV = re.compile(r"\bLOAD\s+CSV\b", re.IGNORECASE)
 _CALLED_PROCEDURE = re.compile(r"\bCALL\s+([\w.]+)", re.IGNORECASE)
+_WRITE_CLAUSE = re.compile(r"\b(CREATE|MERGE|DELETE|DETACH|SET|REMOVE|DROP|FOREACH|LOAD\s+CSV)\b", re.IGNORECASE)
+WRITE_PROCEDURE = re.compile(r"(^|\.)(create|drop|delete|remove|set|add|update|merge|load)", re.IGNORECASE)
 
 COMMENT = -1  # the "depth" of a character inside a comment
 LITERAL = -2  # the "depth" of a character inside a string or a backtick name, quotes included
@@ -121,6 +123,17 @@ def quote_name(name: str) -> str:
 def reads_server_files(cypher: str) -> bool:
     """True for LOAD CSV, which reads files or URLs from the database server's side."""
     return bool(_LOAD_CSV.search(code_only(cypher)))
+
+
+def lexical_write(cypher: str) -> str | None:
+    """The write clause or write procedure a query's code names (not its strings or comments), or
+    None. For databases the adapters cannot ask for a query plan (a user's own query hook): it
+    errs on the side of refusing, as any CALL of a procedure whose name says it writes."""
+    match = _WRITE_CLAUSE.search(code_only(cypher))
+    if match:
+        return " ".join(match.group(1).upper().split())
+    writing = [p for p in called_procedures(cypher) if WRITE_PROCEDURE.search(p.rsplit(".", 1)[-1])]
+    return f"CALL {writing[0]}" if writing else None
 
 
 def called_procedures(cypher: str) -> list[str]:

@@ -15,7 +15,14 @@ from typing import Any
 import redis.exceptions
 from falkordb import FalkorDB
 
-from nodes.graphdb.cypher_text import called_procedures, code_only, quote_name, reads_server_files, return_columns
+from nodes.graphdb.cypher_text import (
+    WRITE_PROCEDURE,
+    called_procedures,
+    code_only,
+    quote_name,
+    reads_server_files,
+    return_columns,
+)
 from nodes.graphdb.introspect import sample_schema
 from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP
 from nodes.graphdb.values import to_plain
@@ -32,7 +39,6 @@ from schemas.graphdb import GraphSchema, QueryResult
 # Plan operations that change the graph, or read files on the database server.
 WRITE_OPERATIONS = {"Create", "Delete", "Update", "Merge", "MergeCreate", "Foreach", "Load CSV"}
 # Procedures whose names say they change the graph or its indexes (db.idx.*.create*, ...).
-WRITE_PROCEDURE = re.compile(r"(^|\.)(create|drop|delete|remove|set|add|update|merge|load)", re.IGNORECASE)
 # FalkorDB's own error texts, matched at the start so a query cannot forge them in a literal.
 _READ_ONLY_REFUSAL = "graph.RO_QUERY is to be executed only on read-only queries"
 _MISSING_GRAPH = "Invalid graph operation on empty key"

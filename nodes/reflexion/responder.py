@@ -34,7 +34,15 @@ class ResponderReply:
 
 
 def usage_of(message: AIMessage) -> TokenUsage:
+    """One model call and its tokens: LangChain's `usage_metadata`, else the provider's own
+    `token_usage` (messages built by hand, as older clients and tests make them)."""
     meta = getattr(message, "usage_metadata", None) or {}
+    if not meta:
+        raw = (getattr(message, "response_metadata", None) or {}).get("token_usage") or {}
+        meta = {
+            "input_tokens": raw.get("prompt_tokens"), "output_tokens": raw.get("completion_tokens"),
+            "total_tokens": raw.get("total_tokens"),
+        }
     return TokenUsage(
         llm_calls=1,
         input_tokens=int(meta.get("input_tokens", 0) or 0),
@@ -86,7 +94,7 @@ def parse_reply(message: AIMessage, schema: type[BaseModel]) -> tuple[BaseModel 
         return None, None, f"the JSON in the reply does not fit `{name}`: {_validation_summary(e)}"
 
 
-def _normalised(message: AIMessage, parsed: BaseModel, call_id: str | None) -> AIMessage:
+def normalised_reply(message: AIMessage, parsed: BaseModel, call_id: str | None) -> AIMessage:
     """The reply as memory keeps it: exactly one well-formed tool call of the schema."""
     return AIMessage(
         content=message.content if isinstance(message.content, str) else "",
@@ -131,7 +139,7 @@ class Responder:
         state.usage = state.usage + usage_of(reply)
         parsed, call_id, error = parse_reply(reply, self.schema)
         if parsed is not None:
-            state.message, state.parsed, state.error = _normalised(reply, parsed, call_id), parsed, None
+            state.message, state.parsed, state.error = normalised_reply(reply, parsed, call_id), parsed, None
             return None
         state.error = error
         return self._feedback(reply, error or "unusable reply")

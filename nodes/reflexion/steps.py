@@ -65,6 +65,7 @@ def fresh_run(usage: TokenUsage | None = None) -> dict[str, Any]:
     return {
         "steps": 0, "outcomes": [], "last_score": None, "repeats": 0, "stop_reason": None,
         "error": None, "usage": (usage or TokenUsage()).model_dump(), "action": None, "parsed_action": None,
+        "notice": None,
     }
 
 
@@ -113,6 +114,22 @@ def run_from_message(state: Mapping[str, Any], message: ToolMessage) -> ToolRun:
     text = str(message.content)
     outcome = ToolOutcome(step=0, action=state.get("action") or "", executed=True, non_empty=bool(text.strip()), content=text)
     return ToolRun(message=message, outcome=outcome)
+
+
+def with_notice(run: ToolRun, notice: str | None) -> ToolRun:
+    """The tool step with `notice` (why the engine did not take the last revision at its word) put
+    before what the model reads; the notice is then spent."""
+    if not notice:
+        return run
+    run.update = {**run.update, "notice": None}
+    if not isinstance(run.message, ToolMessage):
+        return run
+    content = f"{notice}\n{run.message.content}"
+    run.message = run.message.model_copy(update={"content": content})
+    run.outcome = run.outcome.model_copy(update={"content": content})
+    if isinstance(run.message.artifact, dict):
+        run.message.artifact = {**run.message.artifact, "content": content}
+    return run
 
 
 def tool_update(state: Mapping[str, Any], run: ToolRun, stop_reason: StopReason | None = None) -> dict[str, Any]:

@@ -21,6 +21,36 @@ def already_ran(action: str | None, outcomes: list[Mapping[str, Any]]) -> int | 
     return next((o["step"] for o in outcomes if o["executed"] and normalise_query(o["action"]) == key), None)
 
 
+def satisfied_by_score(state: Mapping[str, Any], score_threshold: float) -> bool | None:
+    """Whether a revision's high score may end the run: None when the score is not above the
+    threshold; False when it is, but cannot be believed; True when it ends the run.
+
+    A model may score either reading of `score`: the result it was shown (as the prompt asks) or
+    the revision it just wrote (as many models do). The score is believed only when the newest
+    tool step ran without error. After an error (or a step that ran nothing) a high score most
+    likely judges the fix, which has not run: the fix runs and is scored in turn, so a run never
+    ends satisfied on a failed query while a different revision is waiting."""
+    score = state.get("last_score")
+    if score is None or score <= score_threshold:
+        return None
+    outcomes = state.get("outcomes") or []
+    if not outcomes:
+        return False
+    judged = ToolOutcome.model_validate(outcomes[-1])
+    return judged.executed and judged.error is None
+
+
+def unbelieved_score_note(state: Mapping[str, Any]) -> str:
+    """What the model is told when its high score was not taken as final (see `satisfied_by_score`)."""
+    outcomes = state.get("outcomes") or []
+    judged = ToolOutcome.model_validate(outcomes[-1]) if outcomes else None
+    why = "the query it judged failed" if judged is not None and judged.executed else "no query ran at the step it judged"
+    return (
+        f"Note: your score {state.get('last_score'):g} was not taken as final because {why}. "
+        "Your revised query was run instead; the score you give next must judge the result below."
+    )
+
+
 def check_stop(
     state: Mapping[str, Any],
     *,
@@ -32,14 +62,15 @@ def check_stop(
     """The stop rules after a revise step, in order; None means run the revised action.
 
     With `trust_non_empty_result` (the documented rule) any non-empty result ends the loop, even
-    one the revision scored low; without it, only a non-empty result the revision gave no score."""
+    one the revision scored low; without it, only a non-empty result the revision gave no score.
+    A score above the threshold counts only as `satisfied_by_score` allows."""
     outcomes = state.get("outcomes") or []
     last = ToolOutcome.model_validate(outcomes[-1]) if outcomes else None
     if state.get("steps", 0) >= max_steps:
         return "max_steps"
-    score = state.get("last_score")
-    if score is not None and score > score_threshold:
+    if satisfied_by_score(state, score_threshold):
         return "score_threshold"
+    score = state.get("last_score")
     if last is not None and last.executed and last.non_empty and (trust_non_empty_result or score is None):
         return "non_empty_result"
     if state.get("repeats", 0) >= max_repeats:

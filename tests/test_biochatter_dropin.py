@@ -1,0 +1,180 @@
+"""A biochatter 0.14.2 KG-agent subclass, written as biochatter's own test writes it, runs unchanged.
+
+The scripted `invoke` runnables, the validators, the overridden database hooks, the positional
+`super().__init__` call and the `.chat is None` conversation are biochatter's. The one deliberate
+difference: the answer is the last query that actually ran (biochatter returns a revision that
+never ran).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.output_parsers import PydanticToolsParser
+
+from graphs.kg_query_agent import GenerateQuery, KGQueryReflexionAgent, ReviseQuery
+from graphs.reflexion_agent import ResponderWithRetries
+
+DRAFT = "MATCH (g:gene {name: 'EOMES'})-[:regulate]->(c:gene) RETURN DISTINCT c.name LIMIT 5"
+WIDER = "MATCH (g:gene {name: 'EOMES'})-[]->(c) RETURN DISTINCT c.name, labels(c) LIMIT 5"
+NARROWER = "MATCH (g:gene {name: 'EOMES'})-->(c:gene) RETURN DISTINCT c.name LIMIT 5;"
+
+
+def _tool_message(name: str, args: dict[str, Any]) -> AIMessage:
+    """As an OpenAI reply arrives: the raw `additional_kwargs` tool call and the parsed one."""
+    call_id = "call_" + uuid.uuid4().hex[:20]
+    raw = {"id": call_id, "function": {"arguments": json.dumps(args), "name": name}, "type": "function"}
+    return AIMessage(
+        content="",
+        additional_kwargs={"tool_calls": [raw]},
+        response_metadata={"token_usage": {"completion_tokens": 146, "prompt_tokens": 419, "total_tokens": 565}},
+        tool_calls=[{"name": name, "args": args, "id": call_id}],
+    )
+
+
+class InitialResponder:
+    def invoke(self, msg_obj: dict[str, list[BaseMessage]]) -> BaseMessage:
+        return _tool_message("GenerateQuery", {"answer": DRAFT, "reflection": "finds the regulated genes", "search_queries": [DRAFT]})
+
+
+class ReviseResponder:
+    _enter_count = 0
+
+    def invoke(self, msg_obj: dict[str, list[BaseMessage]]) -> BaseMessage:
+        ReviseResponder._enter_count += 1
+        if ReviseResponder._enter_count == 1:
+            return _tool_message(
+                "ReviseQuery",
+                {"answer": DRAFT, "reflection": "no results; remove the relationship constraint", "search_queries": [DRAFT], "revised_query": WIDER},
+            )
+        return _tool_message(
+            "ReviseQuery",
+            {"answer": NARROWER, "reflection": "flexible and gives the information", "search_queries": [NARROWER], "revised_query": NARROWER},
+        )
+
+
+class KGQueryReflexionAgentMock(KGQueryReflexionAgent):
+    _query_graph_db_count = 0
+
+    def __init__(
+        self,
+        conversation_factory: Callable[..., Any],
+        connection_args: dict[str, str],
+        query_lang: str | None = "Cypher",
+        recursion_limit: int | None = 20,
+    ):
+        super().__init__(
+            conversation_factory,
+            connection_args,
+            query_lang,
+            recursion_limit,
+        )
+
+    def _create_initial_responder(self, prompt: str | None = None) -> ResponderWithRetries:
+        return ResponderWithRetries(runnable=InitialResponder(), validator=PydanticToolsParser(tools=[GenerateQuery]))
+
+    def _create_revise_responder(self, prompt: str | None = None) -> ResponderWithRetries:
+        return ResponderWithRetries(runnable=ReviseResponder(), validator=PydanticToolsParser(tools=[ReviseQuery]))
+
+    def _connect_db(self):
+        pass
+
+    def _query_graph_database(self, query: str):
+        KGQueryReflexionAgentMock._query_graph_db_count += 1
+        if KGQueryReflexionAgentMock._query_graph_db_count == 1:
+            return [[{"c.name": None}]]
+        return [
+            [
+                {"c.name": None, "labels(c)": ["chr_chain"]},
+                {"c.name": "EOMES-201", "labels(c)": ["coding_elements", "transcript"]},
+                {"c.name": "EOMES-203", "labels(c)": ["coding_elements", "transcript"]},
+                {"c.name": "EOMES-202", "labels(c)": ["coding_elements", "transcript"]},
+                {"c.name": None, "labels(c)": ["ontology", "cell_line_or_tissue"]},
+            ],
+        ]
+
+
+class ChatOpenAIMock:
+    def __init__(self) -> None:
+        self.chat = None
+
+
+@pytest.fixture
+def kgQueryAgent():  # noqa: N802 - biochatter's fixture name
+    ReviseResponder._enter_count = 0
+    KGQueryReflexionAgentMock._query_graph_db_count = 0
+    return KGQueryReflexionAgentMock(
+        connection_args={"host": "localhost", "port": "7687"},
+        conversation_factory=lambda: ChatOpenAIMock(),
+    )
+
+
+def test_execute(kgQueryAgent):  # noqa: N803
+    question = "What genes does EOMES primarily regulate?"
+    agent_result = kgQueryAgent.execute(question=question)
+    # The last query that ran, with its rows (biochatter returns NARROWER, which never ran).
+    assert agent_result.answer == WIDER
+    assert agent_result.stop_reason == "non_empty_result"
+    assert agent_result.columns == ["c.name", "labels(c)"]
+    assert ["EOMES-201", ["coding_elements", "transcript"]] in agent_result.tool_result
+    assert KGQueryReflexionAgentMock._query_graph_db_count == 2  # no database of the agent's own was touched
+    assert agent_result.usage.llm_calls == 3 and agent_result.usage.total_tokens == 3 * 565
+
+
+async def test_execute_async(kgQueryAgent):  # noqa: N803
+    result = await kgQueryAgent.aexecute("What genes does EOMES primarily regulate?")
+    assert result.answer == WIDER and result.stop_reason == "non_empty_result"
+
+
+def test_positional_arguments_in_the_old_order_are_refused_with_a_clear_error():
+    from schemas.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="conversation_factory first"):
+        KGQueryReflexionAgent({"backend": "falkordb"}, lambda: ChatOpenAIMock())
+
+
+class WritingModelAgent(KGQueryReflexionAgentMock):
+    """The same subclass, with a model whose revision tries to write."""
+
+    def _create_revise_responder(self, prompt: str | None = None) -> ResponderWithRetries:
+        class Writer:
+            def invoke(self, msg_obj: dict[str, list[BaseMessage]]) -> BaseMessage:
+                return _tool_message("ReviseQuery", {"answer": DRAFT, "reflection": "", "search_queries": [], "revised_query": "MATCH (g:gene) DETACH DELETE g"})
+
+        return ResponderWithRetries(runnable=Writer(), validator=PydanticToolsParser(tools=[ReviseQuery]))
+
+
+def test_a_subclass_database_never_sees_a_write_query():
+    KGQueryReflexionAgentMock._query_graph_db_count = 0
+    agent = WritingModelAgent(lambda: ChatOpenAIMock(), {"host": "localhost", "port": "7687"}, "Cypher", 3)
+    result = agent.execute("What genes does EOMES primarily regulate?")
+    assert KGQueryReflexionAgentMock._query_graph_db_count == 1  # only the read draft reached the hook
+    refused = [o for o in result.outcomes if o.error_type == "WriteQueryRefusedError"]
+    assert refused and "DETACH" in refused[0].error
+
+
+class InvalidThenValid:
+    """A model whose first reply misses a required field: the validator's error goes back to it."""
+
+    def __init__(self) -> None:
+        self.prompts: list[list[BaseMessage]] = []
+
+    def invoke(self, msg_obj: dict[str, list[BaseMessage]]) -> BaseMessage:
+        self.prompts.append(msg_obj["messages"])
+        if len(self.prompts) == 1:
+            return _tool_message("GenerateQuery", {"reflection": "forgot the query"})
+        return _tool_message("GenerateQuery", {"answer": DRAFT, "reflection": "", "search_queries": []})
+
+
+def test_responder_with_retries_feeds_the_validation_error_back_and_returns_the_ai_message():
+    runnable = InvalidThenValid()
+    responder = ResponderWithRetries(runnable=runnable, validator=PydanticToolsParser(tools=[GenerateQuery]))
+    reply = responder.respond([])
+    assert isinstance(reply, AIMessage) and reply.tool_calls[0]["args"]["answer"] == DRAFT
+    assert "answer" in runnable.prompts[1][-1].content and "Field required" in runnable.prompts[1][-1].content
+    assert responder.usage.llm_calls == 2
