@@ -13,7 +13,7 @@
     reflexion extract "I own a Fiat Panda with 45Hp." [--schema package.module:Model] [--json]
 
 Exit codes: 0 answered, 1 no usable answer (eval: accuracy below --min-accuracy), 2 configuration error (no model key,
-an unknown graph or flow), 3 database unavailable.
+a missing provider package, an unknown graph or flow), 3 database unavailable (before or during the run).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from rich.markup import escape
 
 from graphs.cli_ask import LiveProgress, cmd_ask, cmd_resume
 from graphs.cli_eval import add_eval_command
+from graphs.exit_codes import EXIT_ANSWERED, EXIT_CONFIGURATION, EXIT_DATABASE, EXIT_NO_ANSWER
 from graphs.serve import LANGGRAPH_JSON
 from graphs.text2cypher_flow import FLOWS
 from nodes.graphdb import connect, load_cypher_script
@@ -37,7 +38,6 @@ from nodes.graphdb.csv_loader import load_nodes_csv, load_relationships_csv, par
 from nodes.models.resolve import chat_model_from_env
 from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
 
-EXIT_ANSWERED, EXIT_NO_ANSWER, EXIT_CONFIGURATION, EXIT_DATABASE = 0, 1, 2, 3
 
 
 def registered_graphs() -> dict[str, str]:

@@ -14,13 +14,13 @@ from typing import Any
 from rich.console import Console
 from rich.prompt import Prompt
 
+from graphs.exit_codes import EXIT_ANSWERED, EXIT_DATABASE, EXIT_NO_ANSWER
 from graphs.text2cypher_flow import Text2CypherFlow
 from nodes.graphdb import connect, ensure_movies_graph
 from nodes.models.resolve import chat_model_from_env
 from nodes.run_context import open_database
 from schemas.errors import ConfigurationError
 
-EXIT_ANSWERED, EXIT_NO_ANSWER = 0, 1
 NEXT_STEP = {"draft": "running the query", "execute_tool": "the model scores the result", "revise": "running the revised query"}
 
 
@@ -58,6 +58,9 @@ def database(args: argparse.Namespace) -> Any:
     db = connect({"backend": "falkordb", "graph": args.graph or "movies", "data_dir": args.data_dir})
     if (args.graph or "movies") == "movies":
         ensure_movies_graph(db)
+    elif args.graph not in db.graphs():
+        known = ", ".join(db.graphs()) or "none"
+        raise ConfigurationError(f"there is no graph {args.graph!r} in the embedded database (its graphs: {known}); load one with reflexion load")
     return db
 
 
@@ -117,6 +120,7 @@ def report(result: Any, args: argparse.Namespace, out: Console) -> int:
     from graphs.main import print_result
 
     answered = (result.tool_result is not None) if args.flow == "reflexion" else result.stop_reason == "answered"
+    code = EXIT_ANSWERED if answered else EXIT_DATABASE if result.stop_reason == "tool_unavailable" else EXIT_NO_ANSWER
     if args.json:
         print(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, default=str))
     elif args.flow == "reflexion":
@@ -127,7 +131,7 @@ def report(result: Any, args: argparse.Namespace, out: Console) -> int:
         out.print(f"Paused before: {result.pending_approval['query']}\nResume: reflexion resume {result.thread_id} --decision approve|reject")
     elif not args.json:
         out.print(f"[dim]thread {result.thread_id}[/dim]")
-    return EXIT_ANSWERED if answered else EXIT_NO_ANSWER
+    return code
 
 
 def cmd_ask(args: argparse.Namespace, out: Console) -> int:

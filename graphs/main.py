@@ -1,9 +1,12 @@
-"""`make run`: ask the embedded movies graph a question and watch the agent work.
+"""`make run`: ask the movies graph a question and watch the agent work.
 
     python -m graphs.main "Who directed The Matrix?" [--model openai:gpt-4o-mini] [--max-steps 30]
 
+The database is the environment's (`$REFLEXION_DATABASE_URL`, else `$NEO4J_URI`, else the
+embedded FalkorDB, whose movies graph is loaded on first use).
+
 Exit codes: 0 answered, 1 stopped without a usable answer, 2 configuration
-error (no model key), 3 database unavailable.
+error (no model key, a missing provider package), 3 database unavailable.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from graphs.exit_codes import EXIT_ANSWERED, EXIT_CONFIGURATION, EXIT_DATABASE, EXIT_NO_ANSWER
 from graphs.kg_query_agent import KGQueryReflexionAgent
 from nodes.graphdb import connect, ensure_movies_graph
 from nodes.models.resolve import chat_model_from_env
+from nodes.run_context import DEFAULT_GRAPH, backend_is_embedded, default_connection_args
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
 from schemas.reflexion import ReflexionAgentResult, ToolOutcome
 
@@ -32,6 +37,8 @@ def print_step(step: int, node: str, message: BaseMessage | None, update: dict[s
         outcome = ToolOutcome.model_validate(update["outcomes"][-1])
         if outcome.error_type == "RejectedByReviewer":
             print(f"[execute {step}] not run: {outcome.error}", flush=True)
+        elif update.get("stop_reason") == "tool_unavailable":
+            print(f"[execute {step}] the database is unavailable: {outcome.error}", flush=True)
         elif not outcome.executed:
             print(f"[execute {step}] skipped: the query already ran", flush=True)
         elif outcome.error:
@@ -42,6 +49,9 @@ def print_step(step: int, node: str, message: BaseMessage | None, update: dict[s
     elif node == "revise" and message is not None:
         args = message.tool_calls[0]["args"]
         print(f"[revise {step}] score: {args.get('score')!r}; next query: {args.get('revised_query')}", flush=True)
+        if update.get("notice"):
+            print(f"[revise {step}] the score is not taken as final (the query it judged did not run cleanly): "
+                  "the revised query runs next", flush=True)
     elif update.get("stop_reason") == "model_error":
         print(f"[{node}] the model's reply could not be used: {update.get('error')}", flush=True)
 
@@ -72,21 +82,25 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         model = chat_model_from_env(args.model)
-        db = connect({"backend": "falkordb", "data_dir": args.data_dir})
-        report = ensure_movies_graph(db)
-        if report is not None:
-            print(f"Loaded the movies graph ({report.executed} statements).", flush=True)
+        where = {"backend": "falkordb", "data_dir": args.data_dir} if args.data_dir else default_connection_args()
+        db = connect(where)
+        if backend_is_embedded(where) and (where.get("graph") or DEFAULT_GRAPH) == DEFAULT_GRAPH:
+            report = ensure_movies_graph(db)
+            if report is not None:
+                print(f"Loaded the movies graph ({report.executed} statements).", flush=True)
         agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=db, max_steps=args.max_steps)
         print(f"Question: {args.question}", flush=True)
         result = agent.execute(args.question, on_step=print_step)
     except ConfigurationError as e:
         print(f"Configuration error: {e}", file=sys.stderr)
-        return 2
+        return EXIT_CONFIGURATION
     except DatabaseUnavailableError as e:
         print(f"Database unavailable: {e}", file=sys.stderr)
-        return 3
+        return EXIT_DATABASE
     print_result(result)
-    return 0 if result.tool_result is not None else 1
+    if result.tool_result is not None:
+        return EXIT_ANSWERED
+    return EXIT_DATABASE if result.stop_reason == "tool_unavailable" else EXIT_NO_ANSWER
 
 
 if __name__ == "__main__":

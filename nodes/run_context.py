@@ -26,6 +26,7 @@ C = TypeVar("C", bound=BaseModel)
 V = TypeVar("V")
 
 DATABASE_URL_ENV = "REFLEXION_DATABASE_URL"
+NEO4J_URI_ENV = "NEO4J_URI"
 GRAPH_ENV = "REFLEXION_GRAPH"
 APPROVAL_ENV = "REFLEXION_REQUIRE_APPROVAL"
 DEFAULT_GRAPH = "movies"
@@ -144,7 +145,7 @@ def env_flag(name: str) -> bool:
 
 
 def default_database_url() -> str:
-    return os.environ.get(DATABASE_URL_ENV) or "embedded"
+    return os.environ.get(DATABASE_URL_ENV, "").strip() or "embedded"
 
 
 def default_graph() -> str:
@@ -215,9 +216,26 @@ def run_database_args(ctx: Any, own_args: dict[str, Any], given_object: bool) ->
     return None
 
 
+def neo4j_env_args(graph: str | None = None) -> dict[str, Any] | None:
+    """The Neo4j database langchain-neo4j's variables name (`NEO4J_URI`, `NEO4J_USERNAME`,
+    `NEO4J_PASSWORD`, `NEO4J_DATABASE`), or None when `NEO4J_URI` is unset. `graph` (from
+    `$REFLEXION_GRAPH`) wins over `NEO4J_DATABASE`, which wins over a path in the URI."""
+    uri = os.environ.get(NEO4J_URI_ENV, "").strip()
+    if not uri:
+        return None
+    if urlsplit(uri).scheme not in NEO4J_SCHEMES:
+        raise ConfigurationError(f"{NEO4J_URI_ENV}={uri!r} is not a Neo4j URI: use {', '.join(s + '://' for s in NEO4J_SCHEMES)}")
+    return connection_args_from_url(uri, graph or os.environ.get("NEO4J_DATABASE", "").strip() or None)
+
+
 def default_connection_args() -> dict[str, Any]:
-    """The database the environment names: `$REFLEXION_DATABASE_URL` and `$REFLEXION_GRAPH`."""
-    return connection_args_from_url(default_database_url(), os.environ.get(GRAPH_ENV) or None)
+    """The database the environment names, first set wins: `$REFLEXION_DATABASE_URL`, then
+    `$NEO4J_URI` (with langchain-neo4j's other variables), then the embedded FalkorDB;
+    `$REFLEXION_GRAPH` selects the graph (FalkorDB) or database (Neo4j) on any of them."""
+    graph = os.environ.get(GRAPH_ENV) or None
+    if os.environ.get(DATABASE_URL_ENV, "").strip():
+        return connection_args_from_url(default_database_url(), graph)
+    return neo4j_env_args(graph) or connection_args_from_url("embedded", graph)
 
 
 def open_database(connection_args: dict[str, Any] | None = None) -> Any:

@@ -11,8 +11,9 @@ class ReflexionError(Exception):
     """Root of every error this project raises on purpose."""
 
 
-class ConfigurationError(ReflexionError):
-    """The user's configuration cannot work (missing key, bad connection arguments)."""
+class ConfigurationError(ReflexionError, ValueError):
+    """The user's configuration cannot work (missing key, bad connection arguments). A ValueError too,
+    so LangGraph server passes its message through to clients instead of a generic internal error."""
 
 
 class GraphDatabaseError(ReflexionError):

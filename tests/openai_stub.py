@@ -66,3 +66,19 @@ def multiply_then_finish(a: int, b: int) -> Callable[[dict[str, Any]], StubReply
         return {"tool": "finish", "args": {"answer": last["content"]}}
 
     return reply
+
+
+def revision_scoring_model(broken: str, fixed: str) -> Callable[[dict[str, Any]], StubReply]:
+    """A knowledge-graph model that reads `score` as many real ones do: the score of the query it
+    just wrote, not of the result it was shown. It drafts `broken`; after any database error it
+    proposes `fixed` and scores that fix 8/10; after rows it keeps the query and scores it 9/10."""
+
+    def reply(request: dict[str, Any]) -> StubReply:
+        if "GenerateQuery" in tool_names(request):
+            return {"tool": "GenerateQuery", "args": {"answer": broken, "reflection": "first try", "search_queries": []}}
+        shown = next(str(m.get("content")) for m in reversed(request["messages"]) if m["role"] == "tool")
+        if "error" in shown.lower() or "rejected" in shown.lower():
+            return {"tool": "ReviseQuery", "args": {"answer": broken, "reflection": "fixed the syntax", "revised_query": fixed, "score": "8/10"}}
+        return {"tool": "ReviseQuery", "args": {"answer": fixed, "reflection": "good", "revised_query": fixed, "score": "9/10"}}
+
+    return reply

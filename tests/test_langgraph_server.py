@@ -171,3 +171,17 @@ def test_the_react_agent_answers_through_the_server_with_a_per_run_step_limit(se
     client.runs.wait(thread, react, input={"messages": [{"role": "user", "content": "And 6 times 7 again?"}]}, context={"max_steps": 1})
     state = client.threads.get_state(thread)["values"]
     assert state["stop_reason"] == "max_steps" and state["steps"] == 1
+
+
+def test_a_model_whose_provider_package_is_missing_reaches_the_client_by_name(server):
+    url, stub = server
+    client = get_sync_client(url=url)
+    thread = client.threads.create()["thread_id"]
+    asked = len(stub.requests)
+    with pytest.raises(Exception) as failed:
+        client.runs.wait(
+            thread, "kg_reflexion", input={"messages": [{"role": "user", "content": "Tom Hanks movies?"}]},
+            context={"model": "anthropic:claude-sonnet-4-5"}, raise_error=True,
+        )
+    assert "langchain-anthropic" in str(failed.value) and "An internal error occurred" not in str(failed.value)
+    assert len(stub.requests) == asked  # no model was called

@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.openai_stub import OpenAIStub
+from tests.conftest import TOM_HANKS_QUERY
+from tests.openai_stub import OpenAIStub, revision_scoring_model
 from tests.test_seed_usage import kg_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,3 +44,41 @@ def test_with_an_openai_compatible_server_it_answers_and_prints_each_step(tmp_pa
     with OpenAIStub(kg_model) as stub:
         again = run_main({"OPENAI_BASE_URL": stub.base_url, "REFLEXION_DATA_DIR": str(tmp_path)}, "Which movies did Tom Hanks act in?")
     assert again.returncode == 0 and "Loaded the movies graph" not in again.stdout
+
+
+def test_a_model_that_scores_its_own_revision_gets_the_fix_run_and_printed(tmp_path):
+    """A model that scores the query it just wrote (8/10 on the error turn) must not end the run on the
+    broken query: the fix runs and its rows are the answer."""
+    broken = TOM_HANKS_QUERY.replace("(m:Movie)", "(m:Movie")
+    with OpenAIStub(revision_scoring_model(broken, TOM_HANKS_QUERY)) as stub:
+        done = run_main({"OPENAI_BASE_URL": stub.base_url, "REFLEXION_DATA_DIR": str(tmp_path)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "[execute 1] error" in out and "[revise 1] score: '8/10'" in out and "not taken as final" in out
+    assert "[execute 2] 12 row(s)" in out
+    assert f"Answer query: {TOM_HANKS_QUERY}" in out and '"Cast Away"' in out and "It failed" not in out
+
+
+def test_a_missing_provider_package_and_an_empty_model_name_are_configuration_errors(tmp_path):
+    for model, said in (("anthropic:claude-sonnet-4-5", "langchain-anthropic"), ("openai:", "names no model")):
+        done = run_main({"REFLEXION_MODEL": model, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "REFLEXION_DATA_DIR": str(tmp_path)})
+        assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr
+
+
+def test_neo4j_uri_is_the_database_and_a_closed_port_exits_3_before_any_model_call(tmp_path):
+    with OpenAIStub(kg_model) as stub:
+        for uri in (f"bolt://127.0.0.1:{closed_port()}", f"neo4j://127.0.0.1:{closed_port()}"):
+            done = run_main({"OPENAI_BASE_URL": stub.base_url, "REFLEXION_DATA_DIR": str(tmp_path), "NEO4J_URI": uri,
+                             "NEO4J_USERNAME": "neo4j", "NEO4J_PASSWORD": "secret"})
+            assert done.returncode == 3, done.stdout + done.stderr
+            assert f"Neo4j at {uri} is unreachable" in done.stdout and "Loaded the movies graph" not in done.stdout
+            assert done.stderr.strip() == ""  # the driver's own warnings are not printed on top of the error
+        assert stub.requests == []
+
+
+def closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

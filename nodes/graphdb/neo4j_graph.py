@@ -8,6 +8,7 @@ rest, so the database stops producing rows beyond the cap.
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -27,6 +28,11 @@ from schemas.errors import (
     WriteQueryRefusedError,
 )
 from schemas.graphdb import GraphSchema, QueryResult
+
+# The driver logs a warning for each failed routing attempt, which Python's last-resort handler
+# prints on stderr next to the error this adapter raises with the same text. A NullHandler keeps
+# that quiet; applications that configure logging still receive the records through propagation.
+logging.getLogger("neo4j").addHandler(logging.NullHandler())
 
 _UNAVAILABLE = (
     neo4j_errors.ServiceUnavailable,

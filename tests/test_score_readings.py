@@ -1,0 +1,53 @@
+"""Stop rules under both readings of `score`: models that score the result they were shown (as the
+prompt asks) and models that score the revision they just wrote (as many real ones do)."""
+
+from __future__ import annotations
+
+from langchain_openai import ChatOpenAI
+
+from graphs.kg_query_agent import KGQueryReflexionAgent
+from tests.conftest import TOM_HANKS_QUERY, draft, make_agent, revise
+from tests.openai_stub import OpenAIStub, revision_scoring_model
+
+BROKEN = "MATCH (p:Person {name: 'Tom Hanks'})-[:ACTED_IN]->(m:Movie RETURN m.title"
+
+
+def _agent(movies_db, stub: OpenAIStub, **options) -> KGQueryReflexionAgent:
+    model = ChatOpenAI(model="any", api_key="sk-test", base_url=stub.base_url, max_retries=0)
+    return KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, checkpointer=None, **options)
+
+
+def test_a_high_score_after_an_error_runs_the_fix_and_answers_with_its_rows(movies_db):
+    with OpenAIStub(revision_scoring_model(BROKEN, TOM_HANKS_QUERY)) as stub:
+        result = _agent(movies_db, stub).execute("Which movies did Tom Hanks act in?")
+    assert result.answer == TOM_HANKS_QUERY and len(result.tool_result) == 12 and ["Cast Away"] in result.tool_result
+    assert result.stop_reason == "score_threshold" and result.steps == 2
+    assert result.outcomes[0].error and result.outcomes[0].score == 8.0  # the score stays on record, unbelieved
+    told = [m for m in stub.requests[2]["messages"] if m["role"] == "tool"][-1]["content"]
+    assert "was not taken as final because the query it judged failed" in told
+
+
+async def test_the_same_holds_for_async_runs(movies_db):
+    with OpenAIStub(revision_scoring_model(BROKEN, TOM_HANKS_QUERY)) as stub:
+        result = await _agent(movies_db, stub).aexecute("Which movies did Tom Hanks act in?")
+    assert result.answer == TOM_HANKS_QUERY and result.stop_reason == "score_threshold"
+
+
+def test_with_trust_non_empty_off_the_fix_still_runs(movies_db):
+    with OpenAIStub(revision_scoring_model(BROKEN, TOM_HANKS_QUERY)) as stub:
+        result = _agent(movies_db, stub, trust_non_empty_result=False).execute("Which movies did Tom Hanks act in?")
+    assert result.answer == TOM_HANKS_QUERY and len(result.tool_result) == 12
+
+
+def test_a_model_that_keeps_its_broken_query_and_scores_it_high_never_ends_satisfied(movies_db):
+    agent, _ = make_agent(movies_db, [draft(BROKEN)] + [revise(BROKEN, score=10)] * 5, checkpointer=None)
+    result = agent.execute("Which movies did Tom Hanks act in?")
+    assert result.stop_reason == "no_progress"
+    assert result.answer == BROKEN and result.tool_result is None and result.error
+
+
+def test_a_high_score_on_a_successful_result_ends_the_run_whatever_it_judged(movies_db):
+    # The reading cannot be told apart here, and need not be: the result that ran is returned.
+    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY + " LIMIT 3", score=9)], checkpointer=None)
+    result = agent.execute("Which movies did Tom Hanks act in?")
+    assert result.stop_reason == "score_threshold" and result.answer == TOM_HANKS_QUERY and len(result.tool_result) == 12
