@@ -39,7 +39,6 @@ from nodes.models.resolve import chat_model_from_env
 from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
 
 
-
 def registered_graphs() -> dict[str, str]:
     return json.loads(LANGGRAPH_JSON.read_text())["graphs"]
 

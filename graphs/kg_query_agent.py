@@ -29,9 +29,16 @@ from graphs.reflexion_agent import ReflexionAgent
 from nodes.graphdb.connect import backend_of
 from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP, GraphDatabase
 from nodes.models.resolve import chat_model_from_env
-from nodes.prompts.kg_query import DIALECT_NOTES, DRAFT_INSTRUCTION, QUERY_SYSTEM_PROMPT, REVISE_INSTRUCTION, build_kg_prompt
+from nodes.prompts.kg_query import (
+    DIALECT_NOTES,
+    DRAFT_INSTRUCTION,
+    QUERY_SYSTEM_PROMPT,
+    REVISE_INSTRUCTION,
+    build_kg_prompt,
+)
 from nodes.reflexion.approval import approval_request, read_decision
 from nodes.reflexion.responder import Responder
+from nodes.reflexion.responder_with_retries import ResponderWithRetries
 from nodes.reflexion.steps import last_tool_call_id, latest_action, run_from_message
 from nodes.reflexion.stop_rules import DEFAULT_MAX_STEPS
 from nodes.run_context import (
@@ -43,7 +50,6 @@ from nodes.run_context import (
     open_database,
     run_database_args,
 )
-from nodes.reflexion.responder_with_retries import ResponderWithRetries
 from nodes.tools.cypher import DEFAULT_ROWS_IN_MESSAGE, run_cypher, run_query_hook
 from schemas.errors import ConfigurationError, GraphDatabaseError
 from schemas.kg_query import GenerateQuery, ReviseQuery

@@ -46,10 +46,9 @@ from nodes.reflexion.steps import (
     stopped_tool_message,
     tool_update,
     unavailable_tool_run,
-    with_notice,
     usage_of_state,
+    with_notice,
 )
-from nodes.run_context import KeyedCache, current_context, started_context, stored_context
 from nodes.reflexion.stop_rules import (
     DEFAULT_MAX_REPEATS,
     DEFAULT_MAX_STEPS,
@@ -60,8 +59,16 @@ from nodes.reflexion.stop_rules import (
     satisfied_by_score,
     unbelieved_score_note,
 )
+from nodes.run_context import KeyedCache, current_context, started_context, stored_context
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
-from schemas.reflexion import ReflexionAgentResult, ReflexionInput, ReflexionOutput, ReflexionState, StopReason, ToolRun
+from schemas.reflexion import (
+    ReflexionAgentResult,
+    ReflexionInput,
+    ReflexionOutput,
+    ReflexionState,
+    StopReason,
+    ToolRun,
+)
 from schemas.run_context import AgentContext
 
 logger = logging.getLogger(__name__)
@@ -97,6 +104,7 @@ class ReflexionAgent(ABC):
         trust_non_empty_result: bool = True,
         tool_results_in_prompt: int | None = None,
         checkpointer: Any = DURABLE,
+        agent_logger: Any = None,
     ) -> None:
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or not 1 <= max_steps <= MAX_STEPS_LIMIT:
             raise ConfigurationError(f"max_steps must be an integer from 1 to {MAX_STEPS_LIMIT}, got {max_steps!r}")
@@ -118,6 +126,9 @@ class ReflexionAgent(ABC):
             raise ConfigurationError(f"tool_results_in_prompt must be None (all) or a positive integer, got {tool_results_in_prompt!r}")
         self.tool_results_in_prompt = tool_results_in_prompt
         self.checkpointer = resolve_checkpointer(checkpointer)
+        #: biochatter's `ReflexionAgentLogger` (or any object with `log_step_message` and
+        #: `log_final_result`): told of every step and of the result, as in biochatter.
+        self.agent_logger = agent_logger
         self._conversation: Any = None
         self._chat: BaseChatModel | None = None
         self._models = KeyedCache()  # models runs name in their context, one client per name
@@ -140,9 +151,17 @@ class ReflexionAgent(ABC):
 
     def _log_step_message(self, step: int, node: str, output: BaseMessage | None) -> None:
         logger.info("step %d, %s: %s", step, node, getattr(output, "content", output))
+        if self.agent_logger is not None:
+            self.agent_logger.log_step_message(step, node, output)
 
     def _log_final_result(self, output: Any) -> None:
         logger.info("final (%s): %s", output.stop_reason, getattr(output, "answer", getattr(output, "value", None)))
+        if self.agent_logger is not None:
+            self.agent_logger.log_final_result(output)
+
+    def get_logs(self) -> str:
+        """biochatter's: the text the `agent_logger` kept ("" without one)."""
+        return str(getattr(self.agent_logger, "logs", "") or "")
 
     def _parse_final_result(self, output: ReflexionState) -> ReflexionAgentResult:
         """The result of a finished run, read from typed state (never from message text)."""

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-MODEL_HELP = "Chat model as 'openai:<name>' (any OpenAI-compatible server through OPENAI_BASE_URL). Default: $REFLEXION_MODEL."
+MODEL_HELP = (
+    "Chat model as LangChain's init_chat_model names it, 'provider:model': 'openai:gpt-4.1-mini' (any "
+    "OpenAI-compatible server through OPENAI_BASE_URL), 'anthropic:...', 'ollama:...', 'google_genai:...' "
+    "(their packages are extras). Default: $REFLEXION_MODEL."
+)
 
 
 class AgentContext(BaseModel):

@@ -105,7 +105,7 @@ class ChatOpenAIMock:
 
 
 @pytest.fixture
-def kgQueryAgent():  # noqa: N802 - biochatter's fixture name
+def kgQueryAgent():  # biochatter's fixture name
     ReviseResponder._enter_count = 0
     KGQueryReflexionAgentMock._query_graph_db_count = 0
     return KGQueryReflexionAgentMock(
@@ -114,7 +114,7 @@ def kgQueryAgent():  # noqa: N802 - biochatter's fixture name
     )
 
 
-def test_execute(kgQueryAgent):  # noqa: N803
+def test_execute(kgQueryAgent):
     question = "What genes does EOMES primarily regulate?"
     agent_result = kgQueryAgent.execute(question=question)
     # The last query that ran, with its rows (biochatter returns NARROWER, which never ran).
@@ -126,7 +126,7 @@ def test_execute(kgQueryAgent):  # noqa: N803
     assert agent_result.usage.llm_calls == 3 and agent_result.usage.total_tokens == 3 * 565
 
 
-async def test_execute_async(kgQueryAgent):  # noqa: N803
+async def test_execute_async(kgQueryAgent):
     result = await kgQueryAgent.aexecute("What genes does EOMES primarily regulate?")
     assert result.answer == WIDER and result.stop_reason == "non_empty_result"
 
@@ -178,3 +178,25 @@ def test_responder_with_retries_feeds_the_validation_error_back_and_returns_the_
     assert isinstance(reply, AIMessage) and reply.tool_calls[0]["args"]["answer"] == DRAFT
     assert "answer" in runnable.prompts[1][-1].content and "Field required" in runnable.prompts[1][-1].content
     assert responder.usage.llm_calls == 2
+
+
+class RecordingLogger:
+    """biochatter's `ReflexionAgentLogger` interface."""
+
+    def __init__(self) -> None:
+        self.logs = ""
+
+    def log_step_message(self, step: int, node_name: str, output: BaseMessage) -> None:
+        self.logs += f"{step} {node_name}\n"
+
+    def log_final_result(self, final_result: Any) -> None:
+        self.logs += f"final {final_result.answer}\n"
+
+
+def test_an_agent_logger_hears_every_step_and_the_result_as_in_biochatter():
+    ReviseResponder._enter_count = 0
+    KGQueryReflexionAgentMock._query_graph_db_count = 0
+    agent = KGQueryReflexionAgentMock(lambda: ChatOpenAIMock(), {"host": "localhost", "port": "7687"})
+    agent.agent_logger = RecordingLogger()
+    agent.execute("What genes does EOMES primarily regulate?")
+    assert agent.get_logs().splitlines() == ["0 draft", "1 execute_tool", "1 revise", "2 execute_tool", "2 revise", f"final {WIDER}"]

@@ -7,7 +7,6 @@ validation always goes through the client's `Graph.explain()`.
 from __future__ import annotations
 
 import copy
-
 import re
 import time
 from typing import Any
