@@ -120,7 +120,7 @@ def report(result: Any, args: argparse.Namespace, out: Console) -> int:
     from graphs.main import print_result
 
     answered = (result.tool_result is not None) if args.flow == "reflexion" else result.stop_reason == "answered"
-    code = EXIT_ANSWERED if answered else EXIT_DATABASE if result.stop_reason == "tool_unavailable" else EXIT_NO_ANSWER
+    code = EXIT_DATABASE if result.stop_reason == "tool_unavailable" else EXIT_ANSWERED if answered else EXIT_NO_ANSWER
     if args.json:
         print(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, default=str))
     elif args.flow == "reflexion":

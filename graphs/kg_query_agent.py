@@ -50,8 +50,8 @@ from nodes.run_context import (
     open_database,
     run_database_args,
 )
-from nodes.tools.cypher import DEFAULT_ROWS_IN_MESSAGE, run_cypher, run_query_hook
-from schemas.errors import ConfigurationError, GraphDatabaseError
+from nodes.tools.cypher import DEFAULT_ROWS_IN_MESSAGE, connect_hook, run_cypher, run_query_hook
+from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
 from schemas.kg_query import GenerateQuery, ReviseQuery
 from schemas.reflexion import ReflexionState, StopReason, ToolOutcome, ToolRun
 from schemas.run_context import KGQueryContext
@@ -137,16 +137,33 @@ class KGQueryReflexionAgent(ReflexionAgent):
         database: the agent then opens none and reads no schema of its own."""
         return type(self)._query_graph_database is not KGQueryReflexionAgent._query_graph_database
 
+    def _uses_agent_database(self) -> bool:
+        """Whether the tool step queries the agent's own database (no overridden tool or query hook)."""
+        own = KGQueryReflexionAgent
+        return not self._brings_own_database() and all(
+            getattr(type(self), hook) is getattr(own, hook) for hook in ("_tool_function", "_run_tool")
+        )
+
     def _tool_ready(self, state: ReflexionState) -> None:
         """Reach the database before the first model call: a database that is down ends the run
         `tool_unavailable` at once (the schema read, or a cheap catalogue call when a kg_prompt
-        was given), and the model is never asked to write a query for nothing."""
+        was given), and the model is never asked to write a query for nothing. Other database
+        errors (no rights to the catalogue, say) are left to the tool step to report. A subclass's
+        own database is reached through its `_connect_db`."""
         if self._brings_own_database():
+            connect_hook(self._connect_db)
             return
-        if state.get("prompt") is None:
-            self.schema_prompt()
-        else:
-            self.db.labels()
+        if not self._uses_agent_database():
+            return
+        try:
+            if state.get("prompt") is None:
+                self.schema_prompt()
+            else:
+                self.db.labels()
+        except DatabaseUnavailableError:
+            raise
+        except GraphDatabaseError:
+            return
 
     def _connect_db(self) -> None:
         """biochatter's hook: open the database the queries run on (the agent's own by default)."""

@@ -98,9 +98,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Database unavailable: {e}", file=sys.stderr)
         return EXIT_DATABASE
     print_result(result)
-    if result.tool_result is not None:
-        return EXIT_ANSWERED
-    return EXIT_DATABASE if result.stop_reason == "tool_unavailable" else EXIT_NO_ANSWER
+    if result.stop_reason == "tool_unavailable":
+        return EXIT_DATABASE
+    return EXIT_ANSWERED if result.tool_result is not None else EXIT_NO_ANSWER
 
 
 if __name__ == "__main__":

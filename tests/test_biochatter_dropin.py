@@ -200,3 +200,60 @@ def test_an_agent_logger_hears_every_step_and_the_result_as_in_biochatter():
     agent.agent_logger = RecordingLogger()
     agent.execute("What genes does EOMES primarily regulate?")
     assert agent.get_logs().splitlines() == ["0 draft", "1 execute_tool", "1 revise", "2 execute_tool", "2 revise", f"final {WIDER}"]
+
+
+class UnreachableOwnDatabase(KGQueryReflexionAgentMock):
+    """A subclass whose own database client cannot connect (biochatter's `_connect_db` raising)."""
+
+    def _connect_db(self):
+        raise ConnectionRefusedError("[Errno 111] Connection refused")
+
+
+def test_a_subclass_database_that_cannot_connect_ends_the_run_before_any_model_call():
+    ReviseResponder._enter_count = 0
+    calls: list[Any] = []
+
+    class Counting(UnreachableOwnDatabase):
+        def _create_initial_responder(self, prompt: str | None = None) -> ResponderWithRetries:
+            calls.append(prompt)
+            return super()._create_initial_responder(prompt)
+
+    result = Counting(lambda: ChatOpenAIMock(), {"host": "localhost", "port": "7687"}).execute("EOMES?")
+    assert result.stop_reason == "tool_unavailable" and "Connection refused" in result.error and calls == []
+
+
+class DiesMidRun(KGQueryReflexionAgentMock):
+    """The subclass's database goes away after the first query, as a driver reports it."""
+
+    def _query_graph_database(self, query: str):
+        from neo4j.exceptions import ServiceUnavailable
+
+        if KGQueryReflexionAgentMock._query_graph_db_count >= 1:
+            raise ServiceUnavailable("Couldn't connect to localhost:7687")
+        return super()._query_graph_database(query)
+
+
+def test_a_subclass_database_that_goes_away_is_tool_unavailable_not_a_query_to_fix():
+    ReviseResponder._enter_count = 0
+    KGQueryReflexionAgentMock._query_graph_db_count = 0
+    result = DiesMidRun(lambda: ChatOpenAIMock(), {"host": "localhost", "port": "7687"}).execute("EOMES?")
+    assert result.stop_reason == "tool_unavailable" and result.steps == 2 and "unreachable" in result.error
+
+
+class OwnToolFunction(KGQueryReflexionAgent):
+    """A subclass that overrides the tool itself (biochatter's `_tool_function` hook), not the query
+    hooks, and so never uses the agent's database, which here does not exist (port 1)."""
+
+    _create_initial_responder = KGQueryReflexionAgentMock._create_initial_responder
+    _create_revise_responder = KGQueryReflexionAgentMock._create_revise_responder
+
+    def _tool_function(self, state: list[BaseMessage]):
+        from langchain_core.messages import ToolMessage
+
+        return ToolMessage(content="rows: EOMES-201", tool_call_id=state[-1].tool_calls[-1]["id"])
+
+
+def test_a_subclass_with_its_own_tool_function_is_not_stopped_by_the_agents_database():
+    ReviseResponder._enter_count = 0
+    result = OwnToolFunction(lambda: ChatOpenAIMock(), {"host": "127.0.0.1", "port": "1"}, checkpointer=None).execute("EOMES?")
+    assert result.stop_reason == "non_empty_result" and result.answer == DRAFT

@@ -48,7 +48,8 @@ def test_models_are_named_as_init_chat_model_names_them(clean_env):
     clean_env.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     model = chat_model_from_env("openai:served-model")
     assert isinstance(model, ChatOpenAI) and model.model_name == "served-model"
-    assert chat_model_from_env("local-model").model_name == "local-model"  # a bare name: an OpenAI-compatible server
+    for bare in ("local-model", "mistral", "deepseek-r1", "claude-3-haiku"):  # a bare name: the server OPENAI_BASE_URL names
+        assert chat_model_from_env(bare).model_name == bare
     clean_env.setenv("REFLEXION_MODEL", "openai:")
     with pytest.raises(ConfigurationError, match="names no model"):
         chat_model_from_env()
@@ -59,6 +60,7 @@ def test_models_are_named_as_init_chat_model_names_them(clean_env):
 @pytest.mark.skipif(importlib.util.find_spec("langchain_anthropic") is not None, reason="the anthropic extra is installed")
 @pytest.mark.parametrize("name", ["anthropic:claude-sonnet-4-5", "claude-sonnet-4-5"])
 def test_a_provider_whose_package_is_missing_names_the_package(clean_env, name):
+    clean_env.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(ConfigurationError, match=r"langchain-anthropic.*reflexion-agents\[anthropic\]"):
         chat_model_from_env(name)
 

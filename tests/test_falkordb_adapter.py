@@ -18,6 +18,9 @@ WRITES = {
     "LOAD CSV": "LOAD CSV FROM 'file:///etc/passwd' AS row RETURN row",
     "FOREACH": "MATCH (p:Person) FOREACH (x IN [1] | SET p.flag = x)",
     "CALL that writes": "CALL db.idx.fulltext.createNodeIndex('Person', 'name')",
+    "CALL in one backtick name": "CALL `db.idx.fulltext.createNodeIndex`('Person', 'name')",
+    "CALL with backticks per part": "CALL `db`.`idx`.`fulltext`.`createNodeIndex`('Person', 'name')",
+    "CALL with spaces around dots": "CALL db . idx . fulltext . drop('Movie')",
     "CREATE INDEX": "CREATE INDEX FOR (m:Movie) ON (m.tagline)",
 }
 
@@ -135,3 +138,9 @@ def test_a_relationship_type_too_slow_to_sample_is_kept_without_its_endpoints(mo
         assert sample_schema(db).relationships[0].patterns == [("Item", "Tag")]  # with time to spare
     finally:
         db.clear()
+
+
+@pytest.mark.parametrize("kind", ["CALL in one backtick name", "CALL with backticks per part", "CALL with spaces around dots"])
+def test_validation_alone_refuses_every_spelling_of_a_write_procedure(movies_db, kind):
+    with pytest.raises(WriteQueryRefusedError, match="would change the graph"):
+        movies_db.validate(WRITES[kind])

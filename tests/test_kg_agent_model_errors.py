@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from langchain_core.messages import AIMessage
 
 from graphs.kg_query_agent import KGQueryReflexionAgent
 from nodes.models import ScriptedChatModel, tool_reply
+from schemas.errors import WriteQueryRefusedError
 from tests.conftest import EMPTY_QUERY, TOM_HANKS_QUERY, draft, make_agent, revise
 
 
@@ -81,3 +83,28 @@ def test_a_database_that_is_down_is_a_typed_stop_before_any_model_call(tmp_path)
     # With a kg_prompt given there is no schema to read: the database is still reached first.
     again = agent.execute("q", "The graph has (:Person)-[:ACTED_IN]->(:Movie).")
     assert again.stop_reason == "tool_unavailable" and model.calls == []
+
+
+class NoCatalogueRights:
+    """The movies graph seen by a user who may query it but not read its catalogue or schema
+    (a Neo4j role without `db.labels`, say): those calls are refused, queries run."""
+
+    def __init__(self, db) -> None:
+        self.db, self.dialect = db, db.dialect
+
+    def __getattr__(self, name):
+        return getattr(self.db, name)
+
+    def labels(self):
+        raise WriteQueryRefusedError("Executing procedure is not allowed for user 'reader'")
+
+    def schema(self, sample_size: int = 50):
+        return self.labels()
+
+
+@pytest.mark.parametrize("kg_prompt", [None, "The graph has (:Person)-[:ACTED_IN]->(:Movie)."])
+def test_a_schema_that_cannot_be_read_does_not_stop_the_run(movies_db, kg_prompt):
+    model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, 9)])
+    agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=NoCatalogueRights(movies_db), checkpointer=None)
+    result = agent.execute("Which movies did Tom Hanks act in?", kg_prompt)
+    assert result.stop_reason == "score_threshold" and len(result.tool_result) == 12

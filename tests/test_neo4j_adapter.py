@@ -20,6 +20,7 @@ from schemas.errors import (
     ConfigurationError,
     CypherSyntaxError,
     DatabaseUnavailableError,
+    GraphNotFoundError,
     QueryTimeoutError,
     WriteQueryRefusedError,
 )
@@ -130,6 +131,7 @@ def test_the_row_cap_stops_pulling_records():
         (error("Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration", "timed out"), QueryTimeoutError),
         (error("Neo.ClientError.Statement.AccessMode", "Writing in read access mode not allowed"), WriteQueryRefusedError),
         (ServiceUnavailable("Couldn't connect to localhost:7687"), DatabaseUnavailableError),
+        (error("Neo.ClientError.Database.DatabaseNotFound", "Database does not exist: filmz"), GraphNotFoundError),
     ],
 )
 def test_driver_errors_become_the_projects_errors(raised, expected):

@@ -15,9 +15,22 @@ import re
 _CLAUSE_END = re.compile(r"\b(ORDER\s+BY|SKIP|LIMIT|UNION)\b", re.IGNORECASE)
 _ALIAS = re.compile(r"\s+AS\s+(`(?:[^`]|``)+`|\w+)\s*$", re.IGNORECASE)
 _LOAD_CSV = re.compile(r"\bLOAD\s+CSV\b", re.IGNORECASE)
-_CALLED_PROCEDURE = re.compile(r"\bCALL\s+([\w.]+)", re.IGNORECASE)
-_WRITE_CLAUSE = re.compile(r"\b(CREATE|MERGE|DELETE|DETACH|SET|REMOVE|DROP|FOREACH|LOAD\s+CSV)\b", re.IGNORECASE)
+_CALL = re.compile(r"\bCALL\b", re.IGNORECASE)
+_NAME_PART = r"(?:`(?:[^`]|``)*`|\w+)"
+_PROCEDURE_NAME = re.compile(rf"\s*({_NAME_PART}(?:\s*\.\s*{_NAME_PART})*)")
+_WRITE_CLAUSE = re.compile(r"\b(CREATE|MERGE|DELETE|DETACH|SET|REMOVE|DROP|FOREACH|INSERT|LOAD\s+CSV)\b", re.IGNORECASE)
+_FIRST_WORD = re.compile(r"\s*([A-Za-z]+)")
 WRITE_PROCEDURE = re.compile(r"(^|\.)(create|drop|delete|remove|set|add|update|merge|load)", re.IGNORECASE)
+#: Clauses a read query may start with; anything else (GRANT, STOP DATABASE, ...) is refused from text.
+READ_STARTS = frozenset({"MATCH", "OPTIONAL", "WITH", "UNWIND", "RETURN", "CALL", "USE"})
+#: Procedures known to only read, for databases whose plans cannot be asked for.
+READ_PROCEDURES = frozenset({
+    "db.labels", "db.relationshiptypes", "db.propertykeys", "db.indexes", "db.constraints",
+    "db.schema.visualization", "db.schema.nodetypeproperties", "db.schema.reltypeproperties",
+    "db.idx.fulltext.querynodes", "db.idx.fulltext.queryrelationships", "db.idx.vector.querynodes",
+    "db.index.fulltext.querynodes", "db.index.fulltext.queryrelationships", "db.index.vector.querynodes",
+    "dbms.components",
+})
 
 COMMENT = -1  # the "depth" of a character inside a comment
 LITERAL = -2  # the "depth" of a character inside a string or a backtick name, quotes included
@@ -125,20 +138,45 @@ def reads_server_files(cypher: str) -> bool:
     return bool(_LOAD_CSV.search(code_only(cypher)))
 
 
+def _is_keyword_at(code: str, start: int, end: int) -> bool:
+    """A word in code is a clause, not a name: not a property (`n.set`), a label (`:Set`) or a map key (`{remove: 1}`)."""
+    before = code[:start].rstrip()[-1:]
+    after = code[end:].lstrip()[:1]
+    return before not in (".", ":") and after != ":"
+
+
 def lexical_write(cypher: str) -> str | None:
-    """The write clause or write procedure a query's code names (not its strings or comments), or
-    None. For databases the adapters cannot ask for a query plan (a user's own query hook): it
-    errs on the side of refusing, as any CALL of a procedure whose name says it writes."""
-    match = _WRITE_CLAUSE.search(code_only(cypher))
-    if match:
-        return " ".join(match.group(1).upper().split())
-    writing = [p for p in called_procedures(cypher) if WRITE_PROCEDURE.search(p.rsplit(".", 1)[-1])]
-    return f"CALL {writing[0]}" if writing else None
+    """Why a query may change the database, judged from its text alone, or None. For databases
+    whose query plans cannot be asked for (a user's own query hook), so it errs on the side of
+    refusing: every statement must start with a read clause, no write clause may appear in its
+    code (strings and comments aside), and every procedure it CALLs must be a known read-only one."""
+    code = code_only(cypher)
+    for statement in split_statements(code):
+        first = _FIRST_WORD.match(statement)
+        if first and first.group(1).upper() not in READ_STARTS:
+            return f"a statement starting with {first.group(1).upper()}"
+    for match in _WRITE_CLAUSE.finditer(code):
+        if _is_keyword_at(code, match.start(), match.end()):
+            return " ".join(match.group(1).upper().split())
+    unknown = [p for p in called_procedures(cypher) if p.lower() not in READ_PROCEDURES]
+    return f"CALL {unknown[0]} (not a procedure known to only read)" if unknown else None
 
 
 def called_procedures(cypher: str) -> list[str]:
-    """Names of the procedures a query CALLs (subqueries `CALL {` are not procedures)."""
-    return _CALLED_PROCEDURE.findall(code_only(cypher))
+    """Names of the procedures a query CALLs as the database resolves them: backticks and spaces
+    around dots removed (``CALL `db`.`idx` . x()`` is `db.idx.x`). Subqueries (`CALL {`, `CALL (x) {`)
+    are not procedures."""
+    code = code_only(cypher)
+    names = []
+    for match in _CALL.finditer(code):
+        following = cypher[match.end():].lstrip()[:1]
+        if following in ("{", "(", ""):
+            continue
+        name = _PROCEDURE_NAME.match(cypher, match.end())
+        if name:
+            parts = re.findall(_NAME_PART, name.group(1))
+            names.append(".".join(p[1:-1].replace("``", "`") if p.startswith("`") else p for p in parts))
+    return names
 
 
 @functools.lru_cache(maxsize=4096)  # the loop compares each new action with every earlier one

@@ -23,6 +23,7 @@ from schemas.errors import (
     ConfigurationError,
     CypherSyntaxError,
     DatabaseUnavailableError,
+    GraphNotFoundError,
     QueryError,
     QueryTimeoutError,
     WriteQueryRefusedError,
@@ -92,6 +93,8 @@ class Neo4jGraph:
             return DatabaseUnavailableError(f"Neo4j at {self.uri} is unreachable: {error}")
         message = getattr(error, "message", None) or str(error) or type(error).__name__
         code = getattr(error, "code", "") or ""
+        if "DatabaseNotFound" in code:
+            return GraphNotFoundError(f"Neo4j at {self.uri} has no database {self.db_name!r}: {message}")
         if isinstance(error, neo4j_errors.CypherSyntaxError) or "SyntaxError" in code:
             return CypherSyntaxError(message, cypher)
         if "TimedOut" in code or "Terminated" in code:

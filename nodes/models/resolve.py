@@ -46,8 +46,9 @@ def resolve_chat_model(conversation: Any) -> BaseChatModel:
 
 
 def split_model_name(name: str) -> tuple[str, str]:
-    """(provider, model) from `provider:model`; a bare name is an OpenAI-compatible model unless
-    LangChain recognises its provider (`claude-...` is Anthropic's)."""
+    """(provider, model) from `provider:model`. A bare name is a model of the OpenAI-compatible
+    server `OPENAI_BASE_URL` names, if set; else LangChain infers its provider (`claude-...` is
+    Anthropic's), and OpenAI's when it cannot."""
     name = name.strip()
     provider, colon, model_name = name.partition(":")
     if colon:
@@ -57,6 +58,8 @@ def split_model_name(name: str) -> tuple[str, str]:
         return provider, model_name
     if not name:
         raise ConfigurationError(f"the model name is empty: write provider:model, e.g. {DEFAULT_MODEL}")
+    if os.environ.get("OPENAI_BASE_URL"):  # names on a local server (mistral, deepseek-r1) are its own
+        return "openai", name
     from langchain.chat_models.base import _attempt_infer_model_provider
 
     return _attempt_infer_model_provider(name) or "openai", name

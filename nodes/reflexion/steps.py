@@ -124,6 +124,8 @@ def with_notice(run: ToolRun, notice: str | None) -> ToolRun:
     run.update = {**run.update, "notice": None}
     if not isinstance(run.message, ToolMessage):
         return run
+    if run.outcome.executed:
+        notice += " Your revised query was run instead; the score you give next must judge the result below."
     content = f"{notice}\n{run.message.content}"
     run.message = run.message.model_copy(update={"content": content})
     run.outcome = run.outcome.model_copy(update={"content": content})

@@ -45,10 +45,7 @@ def unbelieved_score_note(state: Mapping[str, Any]) -> str:
     outcomes = state.get("outcomes") or []
     judged = ToolOutcome.model_validate(outcomes[-1]) if outcomes else None
     why = "the query it judged failed" if judged is not None and judged.executed else "no query ran at the step it judged"
-    return (
-        f"Note: your score {state.get('last_score'):g} was not taken as final because {why}. "
-        "Your revised query was run instead; the score you give next must judge the result below."
-    )
+    return f"Note: your score {state.get('last_score'):g} was not taken as final because {why}."
 
 
 def check_stop(

@@ -10,6 +10,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import redis.exceptions
+from neo4j import exceptions as neo4j_errors
+
 from nodes.graphdb.cypher_text import lexical_write
 from nodes.graphdb.protocol import GraphDatabase
 from nodes.graphdb.values import to_plain
@@ -106,6 +109,23 @@ def _hook_result(query: str, returned: Any, row_cap: int | None) -> QueryResult:
     return QueryResult(query=query, columns=columns, rows=rows, truncated=truncated)
 
 
+#: What a user's own database client raises when it cannot reach the database at all.
+_UNREACHABLE: tuple[type[BaseException], ...] = (
+    OSError, neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, neo4j_errors.AuthError,
+    redis.exceptions.ConnectionError,
+)
+
+
+def connect_hook(connect: Callable[[], Any]) -> None:
+    """Call a subclass's `_connect_db`; a failure to connect is `DatabaseUnavailableError`."""
+    try:
+        connect()
+    except DatabaseUnavailableError:
+        raise
+    except Exception as e:  # noqa: BLE001 - whatever the user's client raises when it cannot connect
+        raise DatabaseUnavailableError(f"_connect_db failed: {type(e).__name__}: {e}") from e
+
+
 def run_query_hook(
     connect: Callable[[], Any],
     query_graph_database: Callable[[str], Any],
@@ -124,10 +144,12 @@ def run_query_hook(
         writes = None if allow_writes else lexical_write(query)
         if writes is not None:
             raise WriteQueryRefusedError(f"the query would change the graph ({writes}) and writes are not enabled", query)
-        connect()
+        connect_hook(connect)
         result = _hook_result(query, query_graph_database(query), row_cap)
     except DatabaseUnavailableError:
         raise
+    except _UNREACHABLE as e:
+        raise DatabaseUnavailableError(f"the database is unreachable: {type(e).__name__}: {e}") from e
     except QueryError as e:
         return _error_outcome(query, e, timeout)
     except Exception as e:  # noqa: BLE001 - the user's hook failed on this query: the model is told why
