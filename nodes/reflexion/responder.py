@@ -10,15 +10,17 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Generator
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ValidationError
 
 from schemas.reflexion import TokenUsage
+
+R = TypeVar("R")
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
@@ -159,28 +161,41 @@ class Responder:
             feedback = [correction]
         return state
 
+    def _call(self, prompt: list[BaseMessage]) -> AIMessage | Exception:
+        try:
+            return self._runnable.invoke(prompt)
+        except Exception as e:  # noqa: BLE001 - handed to the retry loop, which reports it
+            return e
+
+    async def _acall(self, prompt: list[BaseMessage]) -> AIMessage | Exception:
+        try:
+            return await self._runnable.ainvoke(prompt)
+        except Exception as e:  # noqa: BLE001 - handed to the retry loop, which reports it
+            return e
+
     def respond(self, messages: list[BaseMessage]) -> ResponderReply:
-        attempts = self._attempts(messages)
-        prompt = next(attempts)
-        while True:
-            try:
-                reply: AIMessage | Exception = self._runnable.invoke(prompt)
-            except Exception as e:  # noqa: BLE001 - handed to the retry loop, which reports it
-                reply = e
-            try:
-                prompt = attempts.send(reply)
-            except StopIteration as done:
-                return done.value
+        return drive(self._attempts(messages), self._call)
 
     async def arespond(self, messages: list[BaseMessage]) -> ResponderReply:
-        attempts = self._attempts(messages)
-        prompt = next(attempts)
-        while True:
-            try:
-                reply: AIMessage | Exception = await self._runnable.ainvoke(prompt)
-            except Exception as e:  # noqa: BLE001 - handed to the retry loop, which reports it
-                reply = e
-            try:
-                prompt = attempts.send(reply)
-            except StopIteration as done:
-                return done.value
+        return await adrive(self._attempts(messages), self._acall)
+
+
+def drive(attempts: Generator[Any, Any, R], call: Callable[[Any], Any]) -> R:
+    """Run a retry loop written as a generator (it yields each request and is sent each reply)
+    with a synchronous call; return what the loop returns."""
+    request = next(attempts)
+    while True:
+        try:
+            request = attempts.send(call(request))
+        except StopIteration as done:
+            return done.value
+
+
+async def adrive(attempts: Generator[Any, Any, R], call: Callable[[Any], Awaitable[Any]]) -> R:
+    """`drive` with an asynchronous call."""
+    request = next(attempts)
+    while True:
+        try:
+            request = attempts.send(await call(request))
+        except StopIteration as done:
+            return done.value

@@ -11,13 +11,22 @@ again, and returns the model's `AIMessage`. The engine's own `Responder` returns
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Generator
 from typing import Any
 
 from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from nodes.reflexion.responder import Responder, ResponderReply, normalised_reply, parse_reply, usage_of
+from nodes.reflexion.responder import (
+    Responder,
+    ResponderReply,
+    adrive,
+    drive,
+    normalised_reply,
+    parse_reply,
+    usage_of,
+)
 from schemas.reflexion import TokenUsage
 
 DEFAULT_ATTEMPTS = 3  # biochatter's
@@ -50,10 +59,12 @@ class ResponderWithRetries:
             return repr(e)
         return None if parsed else "the reply must call one of the tools offered"
 
-    def respond(self, state: list[BaseMessage]) -> Any:
+    def _attempts(self, state: list[BaseMessage]) -> Generator[dict[str, Any], Any, Any]:
+        """The retry loop, written once for both call styles: it yields each input for the runnable
+        and is sent its reply; it returns the reply to use."""
         response: Any = None
         for _ in range(self.max_attempts):
-            response = self.runnable.invoke({"messages": state})
+            response = yield {"messages": state}
             self._count(response)
             error = self._check(response)
             if error is None:
@@ -61,19 +72,16 @@ class ResponderWithRetries:
             state = [*state, HumanMessage(content=error)]
         return response
 
+    def respond(self, state: list[BaseMessage]) -> Any:
+        return drive(self._attempts(state), self.runnable.invoke)
+
     async def arespond(self, state: list[BaseMessage]) -> Any:
-        response: Any = None
-        for _ in range(self.max_attempts):
-            if hasattr(self.runnable, "ainvoke"):
-                response = await self.runnable.ainvoke({"messages": state})
-            else:
-                response = await asyncio.to_thread(self.runnable.invoke, {"messages": state})
-            self._count(response)
-            error = self._check(response)
-            if error is None:
-                return response
-            state = [*state, HumanMessage(content=error)]
-        return response
+        return await adrive(self._attempts(state), self._ainvoke)
+
+    async def _ainvoke(self, request: dict[str, Any]) -> Any:
+        if hasattr(self.runnable, "ainvoke"):
+            return await self.runnable.ainvoke(request)
+        return await asyncio.to_thread(self.runnable.invoke, request)  # biochatter's runnables may be sync only
 
     def _count(self, response: Any) -> None:
         if isinstance(response, AIMessage):
