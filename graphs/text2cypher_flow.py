@@ -26,10 +26,11 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
 from nodes.checkpoints import DURABLE, paused_on, resolve_checkpointer, resume_plan
-from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP, GraphDatabase
+from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP, GraphDatabase, graph_exists, graph_name
 from nodes.models.resolve import chat_model_from_env, resolve_chat_model
 from nodes.run_context import (
     APPROVAL_ENV,
+    DEFAULT_GRAPH,
     KeyedCache,
     current_context,
     default_connection_args,
@@ -60,6 +61,8 @@ from schemas.text2cypher import (
 logger = logging.getLogger(__name__)
 
 FLOWS: tuple[Flow, ...] = ("naive", "retry", "retry_evaluate", "planner")
+#: `seed_examples`' default: the movies examples, for the movies demo graph only.
+DEMO_EXAMPLES: Any = Path("<the movies examples, for the movies graph only>")
 DEFAULT_MAX_LLM_CALLS = 12
 
 
@@ -74,7 +77,7 @@ class Text2CypherFlow:
         *,
         database: GraphDatabase | None = None,
         fewshots: FewShotStore | MemoryFewShotStore | bool = True,
-        seed_examples: str | Path | None = SEED_EXAMPLES,
+        seed_examples: str | Path | None = DEMO_EXAMPLES,
         embed: Embedder | None = None,
         max_retries: int = 3,
         max_llm_calls: int = DEFAULT_MAX_LLM_CALLS,
@@ -130,17 +133,28 @@ class Text2CypherFlow:
         if self._fewshots is True:
             store = self._stores.get(db, lambda: self._default_store(db))  # keyed by the object: no id reuse
         model = chat_model_from_env(run.model) if run.model else resolve_chat_model(self.conversation_factory())
-        return FlowContext(model=model, db=db, flow=self.flow, store=store, **{**self.limits, **limits})  # type: ignore[arg-type]
+        return FlowContext(
+            model=model, db=db, flow=self.flow, store=store, examples_on_graph=self._fewshots is True,
+            **{**self.limits, **limits},  # type: ignore[arg-type]
+        )
 
-    def _default_store(self, db: GraphDatabase) -> FewShotStore | MemoryFewShotStore:
-        """On FalkorDB, a graph of its own beside the data; elsewhere, in memory (the data's own
-        database is never written to unasked: pass `fewshots=FewShotStore(examples_db)` for that)."""
+    def _default_store(self, db: GraphDatabase) -> FewShotStore | MemoryFewShotStore | None:
+        """The graph's own examples: on FalkorDB a graph of their own beside the data; elsewhere in
+        memory (the data's own database is never written to unasked: pass
+        `fewshots=FewShotStore(examples_db)` for that). The movies examples seed only the movies
+        demo graph; another graph starts empty and learns its own, or takes `seed_examples`. A graph
+        that does not exist gets no store, so a run never creates anything for it."""
+        if not graph_exists(db):
+            return None
         store: FewShotStore | MemoryFewShotStore = (
             FewShotStore(db, embed=self.embed) if db.dialect == "falkordb" and hasattr(db, "sibling") else MemoryFewShotStore()
         )
+        seed = self.seed_examples
+        if seed is DEMO_EXAMPLES:
+            seed = SEED_EXAMPLES if graph_name(db) == DEFAULT_GRAPH else None
         try:
-            if self.seed_examples and store.count() == 0:
-                store.seed_from_csv(self.seed_examples)
+            if seed and store.count() == 0:
+                store.seed_from_csv(seed)
         except GraphDatabaseError as e:  # no rights to write, say: run without the seed examples
             logger.warning("the few-shot examples could not be seeded: %s", e)
         return store

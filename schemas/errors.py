@@ -16,6 +16,14 @@ class ConfigurationError(ReflexionError, ValueError):
     so LangGraph server passes its message through to clients instead of a generic internal error."""
 
 
+class ScriptError(ConfigurationError):
+    """A statement of a Cypher script failed; `statement` and `line` say which (1-based)."""
+
+    def __init__(self, message: str, statement: int, line: int) -> None:
+        super().__init__(message)
+        self.statement, self.line = statement, line
+
+
 class GraphDatabaseError(ReflexionError):
     """Anything the graph database reported."""
 

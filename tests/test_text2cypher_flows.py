@@ -8,7 +8,7 @@ import pytest
 
 from graphs.text2cypher_flow import Text2CypherFlow
 from nodes.graphdb import FalkorDBGraph
-from nodes.text2cypher.fewshots import FewShotStore
+from nodes.text2cypher.fewshots import SEED_EXAMPLES, FewShotStore
 from schemas.errors import ConfigurationError
 from tests.conftest import graph_fingerprint
 from tests.flow_script import asked, flow_model
@@ -250,10 +250,12 @@ def test_on_other_backends_examples_stay_in_memory_and_the_data_is_untouched(mov
     scratch.write("CREATE (:Person {name: 'Ada'})")
     try:
         model = flow_model(GuardrailDecision=[OK], CypherQuery=[{"cypher": "MATCH (p:Person) RETURN p.name AS name"}], Summary=[{"answer": "Ada"}])
-        flow = Text2CypherFlow("naive", conversation_factory=lambda: model, database=PortableGraph(scratch))
+        flow = Text2CypherFlow("naive", conversation_factory=lambda: model, database=PortableGraph(scratch), seed_examples=SEED_EXAMPLES)
         assert flow.ask("Who is there?").answer == "Ada"
-        assert flow.context.store.count() > 40  # seeded, in memory
+        assert flow.context.store.count() > 40  # seeded as asked, in memory
         assert scratch.query("MATCH (n) RETURN count(n)").rows == [[1]]  # nothing written into the data
+        unseeded = Text2CypherFlow("naive", conversation_factory=lambda: model, database=PortableGraph(scratch))
+        assert unseeded.context.store.count() == 0  # the movies examples belong to the movies graph only
     finally:
         scratch.clear()
 

@@ -2,7 +2,9 @@
 
 Scripts written for Neo4j 5 start with constraint and index statements in a
 syntax FalkorDB does not speak; those are translated where FalkorDB has an
-equivalent and skipped with a note where it has none, never fatal.
+equivalent and skipped with a note where it has none, never fatal. `LOAD CSV`
+statements are run by reading the CSV here (`nodes.graphdb.load_csv`). A
+statement that fails is named by its number and line.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nodes.graphdb.cypher_text import split_statements
-from schemas.errors import QueryError
+from nodes.graphdb.cypher_text import statements_with_lines
+from nodes.graphdb.load_csv import csv_rows, parse_load_csv, read_csv_source
+from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError, QueryError, ScriptError
 
 _SCHEMA_STATEMENT = re.compile(
     r"^\s*CREATE\s+(?P<kind>CONSTRAINT|INDEX|RANGE\s+INDEX|TEXT\s+INDEX|POINT\s+INDEX|FULLTEXT\s+INDEX|VECTOR\s+INDEX)\b",
@@ -33,6 +36,7 @@ class LoadReport:
     executed: int = 0
     translated: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    csv_rows: int = 0  # rows read by LOAD CSV statements
 
 
 def translate_schema_statement(statement: str) -> tuple[str | None, str]:
@@ -55,23 +59,53 @@ def translate_schema_statement(statement: str) -> tuple[str | None, str]:
     return translated, why
 
 
-def load_cypher_script(db: Any, script: str | Path) -> LoadReport:
-    """Run every statement of `script` (text or a file path) through `db.write`."""
-    text = Path(script).read_text(encoding="utf-8") if isinstance(script, Path) else script
+def _script_text(script: str | Path) -> tuple[str, Path | None]:
+    if not isinstance(script, Path):
+        return script, None
+    try:
+        return script.read_text(encoding="utf-8-sig"), script.parent
+    except UnicodeDecodeError as e:
+        raise ConfigurationError(f"{script} is not UTF-8 text ({e}); convert it, e.g. with iconv -t UTF-8") from e
+
+
+def _run_statement(db: Any, statement: str, report: LoadReport, csv_dir: Path | None, script_dir: Path | None) -> None:
+    load = parse_load_csv(statement)
+    if load is not None:
+        rows = csv_rows(read_csv_source(load.url, csv_dir, script_dir), load.headers, load.terminator)
+        for at in range(0, len(rows), load.batch):
+            db.write(load.cypher(), {"rows": rows[at : at + load.batch]})
+        report.csv_rows += len(rows)
+    elif _SCHEMA_STATEMENT.match(statement) and db.dialect == "falkordb":
+        translated, why = translate_schema_statement(statement)
+        if translated is None:
+            report.skipped.append((statement, why))
+            return
+        try:
+            db.write(translated)
+        except QueryError as e:  # an index that already exists is not a failure
+            report.skipped.append((statement, e.message))
+            return
+        report.translated.append((statement, translated))
+    else:
+        db.write(statement)
+    report.executed += 1
+
+
+def load_cypher_script(db: Any, script: str | Path, *, csv_dir: str | Path | None = None) -> LoadReport:
+    """Run every statement of `script` (text or a file path) through `db.write`. `LOAD CSV` files
+    are looked for in `csv_dir`, then beside the script. A failing statement raises `ScriptError`
+    naming its number and line (an unreachable database stays `DatabaseUnavailableError`); what
+    ran before it stays written: load into a scratch graph for all or nothing (`reflexion load`
+    does)."""
+    text, script_dir = _script_text(script)
+    folder = Path(csv_dir) if csv_dir is not None else None
     report = LoadReport()
-    for statement in split_statements(text):
-        if _SCHEMA_STATEMENT.match(statement) and db.dialect == "falkordb":
-            translated, why = translate_schema_statement(statement)
-            if translated is None:
-                report.skipped.append((statement, why))
-                continue
-            try:
-                db.write(translated)
-            except QueryError as e:  # an index that already exists is not a failure
-                report.skipped.append((statement, e.message))
-                continue
-            report.translated.append((statement, translated))
-        else:
-            db.write(statement)
-        report.executed += 1
+    for number, (line, statement) in enumerate(statements_with_lines(text), start=1):
+        try:
+            _run_statement(db, statement, report, folder, script_dir)
+        except DatabaseUnavailableError:
+            raise
+        except (GraphDatabaseError, ConfigurationError) as e:
+            first_line = statement.splitlines()[0][:100]
+            raise ScriptError(f"statement {number} (line {line}: {first_line}) failed: {e}", number, line) from e
     return report

@@ -94,6 +94,18 @@ def split_statements(text: str) -> list[str]:
     return [s for s in (strip_comments(s).strip() for s in statements) if s]
 
 
+def statements_with_lines(text: str) -> list[tuple[int, str]]:
+    """`split_statements`, each with the line (1-based) where its code starts, for error messages."""
+    depths, found, start = code_depths(text), [], 0
+    for end in [i for i, ch in enumerate(text) if ch == ";" and depths[i] >= 0] + [len(text)]:
+        statement = strip_comments(text[start:end]).strip()
+        if statement:
+            first = next(i for i in range(start, end) if depths[i] >= 0 and not text[i].isspace())
+            found.append((text.count("\n", 0, first) + 1, statement))
+        start = end + 1
+    return found
+
+
 def _split_top_level(text: str, depths: list[int], sep: str = ",") -> list[str]:
     parts, start = [], 0
     for i, ch in enumerate(text):

@@ -43,3 +43,15 @@ class GraphDatabase(Protocol):
     def schema(self, sample_size: int = 50) -> GraphSchema: ...
 
     def close(self) -> None: ...
+
+
+def graph_name(db: Any) -> str | None:
+    """The graph (FalkorDB) or database (Neo4j) a database object reads; None when it does not say."""
+    return getattr(db, "graph_name", None) or getattr(db, "db_name", None)
+
+
+def graph_exists(db: Any) -> bool:
+    """Whether the graph `db` reads exists. True where the backend cannot list its graphs (a Neo4j
+    database is made by its administrator, not by a query)."""
+    graphs = getattr(db, "graphs", None)
+    return graph_name(db) in graphs() if callable(graphs) else True

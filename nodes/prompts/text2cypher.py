@@ -88,16 +88,19 @@ def domain_text(schema: GraphSchema) -> str:
     return "\n".join(lines) or "- nothing yet: the graph is empty"
 
 
-def examples_text(examples: Sequence[dict[str, str]]) -> str:
+def examples_text(examples: Sequence[dict[str, str]], on_graph: bool = True) -> str:
+    """The examples for the prompt; called "on this graph" only when they were written for it."""
     if not examples:
         return ""
     shown = "\n\n".join(f"Question: {e['question']}\nCypher: {e['cypher']}" for e in examples)
-    return f"\nExamples of questions and their Cypher on this graph:\n{shown}\n"
+    where = " on this graph" if on_graph else " (written for another graph: follow their style, not their labels)"
+    return f"\nExamples of questions and their Cypher{where}:\n{shown}\n"
 
 
-def generate_prompt(schema: str, dialect: Dialect | None, examples: Sequence[dict[str, str]]) -> str:
+def generate_prompt(schema: str, dialect: Dialect | None, examples: Sequence[dict[str, str]], *, on_graph: bool = True) -> str:
     return GENERATE_PROMPT.format(
-        nulls=NULLS_NOTE, dialect=DIALECT_NOTES.get(dialect, "") if dialect else "", schema=schema, examples=examples_text(examples)
+        nulls=NULLS_NOTE, dialect=DIALECT_NOTES.get(dialect, "") if dialect else "", schema=schema,
+        examples=examples_text(examples, on_graph)
     )
 
 

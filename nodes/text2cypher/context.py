@@ -32,6 +32,7 @@ class FlowContext:
     db: GraphDatabase
     flow: Flow
     store: FewShotStore | MemoryFewShotStore | None = None
+    examples_on_graph: bool = True  # the store holds this graph's own examples (the prompt says so)
     max_retries: int = 3
     max_llm_calls: int = 12
     row_cap: int = 100

@@ -68,7 +68,7 @@ def subquery(branch: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]:
     question = branch["sub"]
     spent, left = TokenUsage(), CALLS_PER_SUBQUESTION
     schema, examples = prompt_parts(branch, ctx, question)
-    system = generate_prompt(schema, ctx.db.dialect, examples)
+    system = generate_prompt(schema, ctx.db.dialect, examples, on_graph=ctx.examples_on_graph)
     query, spent, error = ask(ctx, CypherQuery, system, question, spent=spent, left=left)
     attempt = Attempt(cypher="", error=f"no query: {error}")
     if query is not None:

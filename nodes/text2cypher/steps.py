@@ -90,7 +90,7 @@ def generate(state: Mapping[str, Any], ctx: FlowContext) -> Update:
     """Draft the query, with the examples most similar to the question."""
     schema, examples = prompt_parts(state, ctx, state["question"])
     query, usage, error = ask(
-        ctx, CypherQuery, generate_prompt(schema, ctx.db.dialect, examples), state["question"],
+        ctx, CypherQuery, generate_prompt(schema, ctx.db.dialect, examples, on_graph=ctx.examples_on_graph), state["question"],
         spent=main_usage(state), left=calls_left(ctx, state),
     )
     if query is None:
@@ -104,7 +104,7 @@ def correct(state: Mapping[str, Any], ctx: FlowContext) -> Update:
     mappings = [ValueMapping.model_validate(m) for m in state.get("mappings") or []]
     told = f"Values were mapped to the stored ones: {describe_mappings(mappings)}." if mappings else ""
     user = CORRECT_INSTRUCTION.format(question=state["question"], cypher=state["cypher"], feedback=state.get("feedback"), mappings=told)
-    system = generate_prompt(state.get("schema_text", ""), ctx.db.dialect, state.get("examples") or [])
+    system = generate_prompt(state.get("schema_text", ""), ctx.db.dialect, state.get("examples") or [], on_graph=ctx.examples_on_graph)
     query, usage, error = ask(ctx, CypherQuery, system, user, spent=main_usage(state), left=calls_left(ctx, state))
     if query is None:
         return failed_call(error, usage)
