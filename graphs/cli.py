@@ -2,9 +2,11 @@
 
     reflexion ask "Who directed The Matrix?" [--flow reflexion|naive|retry|retry_evaluate|planner] [--approve] [--json]
     reflexion resume THREAD_ID [--decision approve|edit|reject [--query ...]]   # an interrupted or paused run
-    reflexion graphs                      # the graphs of langgraph.json, and those in the embedded database
+    reflexion graphs [drop NAME --yes]    # the graphs of langgraph.json, and those in the embedded database with counts
+    reflexion schema NAME                 # a graph's schema as the prompts show it
+    reflexion examples load NAME file.csv # few-shot examples for a graph, each checked read-only
     reflexion draw text2cypher_planner out.png   # a picture (PNG needs pygraphviz; .mmd writes Mermaid text)
-    reflexion load script.cypher --graph mygraph  # a Cypher script into the embedded database
+    reflexion load script.cypher --graph mygraph [--csv-dir DIR]  # a Neo4j import script, LOAD CSV included
     reflexion load people.csv --label Person --key name             # CSV rows as nodes
     reflexion load acted.csv --relationship ACTED_IN --start Person.name=person --end Movie.title=movie
     reflexion serve [--port 2024]         # every graph behind LangGraph's server, offline
@@ -22,7 +24,6 @@ import argparse
 import importlib
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -30,11 +31,10 @@ from rich.markup import escape
 
 from graphs.cli_ask import LiveProgress, cmd_ask, cmd_resume
 from graphs.cli_eval import add_eval_command
+from graphs.cli_graphs import add_graph_commands
 from graphs.exit_codes import EXIT_ANSWERED, EXIT_CONFIGURATION, EXIT_DATABASE, EXIT_NO_ANSWER
 from graphs.serve import LANGGRAPH_JSON
 from graphs.text2cypher_flow import FLOWS
-from nodes.graphdb import connect, load_cypher_script
-from nodes.graphdb.csv_loader import load_nodes_csv, load_relationships_csv, parse_endpoint
 from nodes.models.resolve import chat_model_from_env
 from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
 
@@ -107,53 +107,11 @@ def cmd_extract(args: argparse.Namespace, out: Console) -> int:
     return _finish(payload, result.ok, text, args, out)
 
 
-def cmd_graphs(args: argparse.Namespace, out: Console) -> int:
-    listing: dict[str, Any] = {"registered": sorted(registered_graphs())}
-    if not args.registered_only:
-        listing["database"] = connect({"backend": "falkordb", "data_dir": args.data_dir}).graphs()  # type: ignore[attr-defined]
-    if args.json:
-        print(json.dumps(listing))
-    else:
-        for key, names in listing.items():
-            out.print(f"[bold]{key}:[/bold] {', '.join(names) or '(none)'}")
-    return EXIT_ANSWERED
-
-
 def cmd_draw(args: argparse.Namespace, out: Console) -> int:
     from graphs.drawing import draw_to_file
 
     target = draw_to_file(load_graph(args.name), args.output)
     out.print(f"Wrote {target}", highlight=False)
-    return EXIT_ANSWERED
-
-
-def cmd_load(args: argparse.Namespace, out: Console) -> int:
-    path = Path(args.file)
-    if not path.is_file():
-        raise ConfigurationError(f"no such file: {path}")
-    csv_file = path.suffix.lower() == ".csv"
-    if csv_file and not (args.label or args.relationship):
-        raise ConfigurationError("a CSV file loads as nodes (--label L [--key column]) or relationships (--relationship T --start ... --end ...)")
-    if not csv_file and (args.label or args.relationship):
-        raise ConfigurationError("--label and --relationship are for .csv files; a Cypher script needs neither")
-    db = connect({"backend": "falkordb", "graph": args.graph, "data_dir": args.data_dir})
-    if args.label:
-        loaded = load_nodes_csv(db, path, args.label, args.key)
-        summary = f"{loaded.rows} :{args.label} node row(s)"
-    elif args.relationship:
-        if not (args.start and args.end):
-            raise ConfigurationError("--relationship needs --start Label.property=column and --end Label.property=column")
-        loaded = load_relationships_csv(db, path, args.relationship, parse_endpoint(args.start), parse_endpoint(args.end))
-        summary = f"{loaded.rows} :{args.relationship} relationship row(s)"
-    else:
-        report = load_cypher_script(db, path)
-        summary = f"{report.executed} statements, {len(report.translated)} translated, {len(report.skipped)} skipped"
-        for statement, why in report.skipped:
-            out.print(f"  skipped: {statement[:80]} ({why})", highlight=False)
-    server = getattr(db, "server", None)
-    if server is not None:
-        server.save()
-    out.print(f"Loaded {path} into {args.graph!r}: {summary}", highlight=False)
     return EXIT_ANSWERED
 
 
@@ -189,23 +147,11 @@ def parser() -> argparse.ArgumentParser:
     resume.add_argument("--query", help="with --decision edit: the query to run instead; with reject: why")
     _run_options(resume)
     resume.set_defaults(run=cmd_resume)
-    graphs = commands.add_parser("graphs", help="list the registered graphs and the database's graphs")
-    graphs.add_argument("--registered-only", action="store_true")
-    graphs.add_argument("--json", action="store_true")
-    graphs.set_defaults(run=cmd_graphs)
     draw = commands.add_parser("draw", help="draw a registered graph to a .png or .mmd file")
     draw.add_argument("name")
     draw.add_argument("output")
     draw.set_defaults(run=cmd_draw)
-    load = commands.add_parser("load", help="load a Cypher script or a CSV file into the embedded database")
-    load.add_argument("file", help="a .cypher script, or a .csv file with a header row")
-    load.add_argument("--graph", default="movies")
-    load.add_argument("--label", help="CSV: each row is a node with this label")
-    load.add_argument("--key", help="CSV nodes: merge rows on this column (no duplicates on reload)")
-    load.add_argument("--relationship", help="CSV: each row is a relationship of this type")
-    load.add_argument("--start", help="CSV relationships: Label.property=column of the start node")
-    load.add_argument("--end", help="CSV relationships: Label.property=column of the end node")
-    load.set_defaults(run=cmd_load)
+    add_graph_commands(commands)
     react = commands.add_parser("react", help="run a ReAct agent")
     react.add_argument("question")
     react.add_argument("--agent", choices=["tools", "wikipedia"], default="tools")

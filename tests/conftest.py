@@ -17,7 +17,8 @@ os.environ["REFLEXION_CHECKPOINTS"] = str(_SCRATCH / "checkpoints.sqlite")
 os.environ["REFLEXION_DATA_DIR"] = str(_SCRATCH / "falkordb")  # an embedded database opened by default stays here too
 
 from graphs.kg_query_agent import KGQueryReflexionAgent
-from nodes.graphdb import FalkorDBGraph, ensure_movies_graph
+from nodes.graphdb import FalkorDBGraph, ensure_movies_graph, load_cypher_script
+from nodes.graphdb.demo_data import SHOP_CYPHER
 from nodes.graphdb.embedded import EmbeddedFalkorDB
 from nodes.models import ScriptedChatModel, tool_reply
 
@@ -36,6 +37,15 @@ def falkordb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedd
 def movies_db(falkordb_server: EmbeddedFalkorDB) -> FalkorDBGraph:
     db = FalkorDBGraph("movies", host=falkordb_server.host, port=falkordb_server.port, server=falkordb_server)
     ensure_movies_graph(db)
+    return db
+
+
+@pytest.fixture(scope="session")
+def shop_db(falkordb_server: EmbeddedFalkorDB) -> FalkorDBGraph:
+    """The shop example graph, loaded from its Neo4j-style import script (LOAD CSV included)."""
+    db = FalkorDBGraph("shop", host=falkordb_server.host, port=falkordb_server.port, server=falkordb_server)
+    if "shop" not in db.graphs():
+        load_cypher_script(db, SHOP_CYPHER)
     return db
 
 

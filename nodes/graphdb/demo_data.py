@@ -1,4 +1,4 @@
-"""The movies example graph shipped with the package (see demo/SOURCES.md)."""
+"""The example graphs shipped with the package: movies (see demo/SOURCES.md) and shop (demo/shop/)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ DEMO_DIR = Path(__file__).parent / "demo"
 MOVIES_CYPHER = DEMO_DIR / "movies.cypher"
 MOVIES_QUESTIONS_CSV = DEMO_DIR / "text2cypher_movies.csv"
 MOVIES_SCHEMA_CONFIG = DEMO_DIR / "movies_schema_config.yaml"
+SHOP_DIR = DEMO_DIR / "shop"
+SHOP_CYPHER = SHOP_DIR / "shop.cypher"
+SHOP_QUESTIONS_CSV = SHOP_DIR / "text2cypher_shop.csv"
 
 
 def ensure_movies_graph(db: GraphDatabase) -> LoadReport | None:

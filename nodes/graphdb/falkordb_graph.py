@@ -266,6 +266,19 @@ class FalkorDBGraph:
         except Exception as e:
             raise self._translate(e, "") from e
 
+    def copy_to(self, graph: str) -> None:
+        """Copy this graph, indexes included, to a new graph `graph` on the same server."""
+        try:
+            self._graph.copy(graph)
+        except Exception as e:
+            raise self._translate(e, "") from e
+
+    def counts(self) -> tuple[int, int]:
+        """(nodes, relationships) of this graph."""
+        nodes = self.query("MATCH (n) RETURN count(n)", row_cap=None).rows[0][0]
+        relationships = self.query("MATCH ()-[r]->() RETURN count(r)", row_cap=None).rows[0][0]
+        return int(nodes), int(relationships)
+
     def clear(self) -> None:
         """Delete this graph entirely (an explicit write, for loaders and tests)."""
         try:

@@ -1,0 +1,215 @@
+"""`reflexion load`, `graphs`, `schema` and `examples`: bring your own graph to the embedded database.
+
+    reflexion load shop.cypher [--graph shop] [--csv-dir DIR]   # a Neo4j import script, LOAD CSV included
+    reflexion load people.csv --graph g --label Person --key name
+    reflexion graphs                                            # every graph, with node and relationship counts
+    reflexion graphs drop shop [--yes]
+    reflexion schema shop                                       # the schema text the prompts are built from
+    reflexion examples load shop examples.csv                   # question,cypher pairs, each run read-only first
+
+Every load is all or nothing: it writes into a scratch copy and swaps it in on success.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.prompt import Confirm
+
+from graphs.exit_codes import EXIT_ANSWERED, EXIT_NO_ANSWER
+from nodes.graphdb import connect, load_cypher_script
+from nodes.graphdb.atomic_load import SCRATCH_MARK, load_atomically
+from nodes.graphdb.csv_loader import load_nodes_csv, load_relationships_csv, parse_endpoint
+from nodes.run_context import DEFAULT_GRAPH
+from schemas.errors import ConfigurationError, QueryError
+
+EXAMPLES_SUFFIX = "__examples"
+GRAPH_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+EXAMPLE_TIMEOUT_S = 10.0
+
+
+def checked_graph_name(name: str) -> str:
+    """A graph name a user may create: letters, digits, `_`, `.`, `-`, and none of the names the
+    project keeps for itself (`<graph>__examples`, scratch copies)."""
+    if not GRAPH_NAME.fullmatch(name or "") or name.endswith(EXAMPLES_SUFFIX) or SCRATCH_MARK in name:
+        raise ConfigurationError(
+            f"{name!r} is not a graph name: use letters, digits, _, . and - (not ending in {EXAMPLES_SUFFIX})"
+        )
+    return name
+
+
+def _embedded(args: argparse.Namespace, graph: str) -> Any:
+    return connect({"backend": "falkordb", "graph": graph, "data_dir": args.data_dir})
+
+
+def _existing(args: argparse.Namespace, graph: str) -> Any:
+    db = _embedded(args, checked_graph_name(graph))
+    if graph not in db.graphs():
+        known = ", ".join(g for g in db.graphs() if not g.endswith(EXAMPLES_SUFFIX)) or "none"
+        raise ConfigurationError(f"there is no graph {graph!r} in the embedded database (its graphs: {known})")
+    return db
+
+
+def _target_graph(args: argparse.Namespace, path: Path) -> str:
+    """`--graph`, else the file's name; never the movies demo graph unless named."""
+    if args.graph is not None:
+        return checked_graph_name(args.graph)
+    name = re.sub(r"[^A-Za-z0-9_]+", "_", path.stem).strip("_")
+    if not name or name == DEFAULT_GRAPH:
+        raise ConfigurationError(f"name the graph to load {path.name} into with --graph")
+    return checked_graph_name(name)
+
+
+def cmd_load(args: argparse.Namespace, out: Console) -> int:
+    path = Path(args.file)
+    if not path.is_file():
+        raise ConfigurationError(f"no such file: {path}")
+    csv_file = path.suffix.lower() == ".csv"
+    if csv_file and not (args.label or args.relationship):
+        raise ConfigurationError("a CSV file loads as nodes (--label L [--key column]) or relationships (--relationship T --start ... --end ...)")
+    if not csv_file and (args.label or args.relationship):
+        raise ConfigurationError("--label and --relationship are for .csv files; a Cypher script needs neither")
+    if args.relationship and not (args.start and args.end):
+        raise ConfigurationError("--relationship needs --start Label.property=column and --end Label.property=column")
+    if args.csv_dir is not None and not Path(args.csv_dir).is_dir():
+        raise ConfigurationError(f"--csv-dir {args.csv_dir} is not a folder")
+    graph = _target_graph(args, path)
+    db = _embedded(args, graph)
+
+    def load(scratch: Any) -> str:
+        if args.label:
+            loaded = load_nodes_csv(scratch, path, args.label, args.key)
+            return f"{loaded.rows} :{args.label} node row(s)"
+        if args.relationship:
+            loaded = load_relationships_csv(scratch, path, args.relationship, parse_endpoint(args.start), parse_endpoint(args.end))
+            return f"{loaded.rows} :{args.relationship} relationship row(s)"
+        report = load_cypher_script(scratch, path, csv_dir=args.csv_dir)
+        for statement, why in report.skipped:
+            out.print(f"  skipped: {statement[:80]} ({why})", highlight=False, markup=False)
+        return f"{report.executed} statements ({report.csv_rows} CSV rows), {len(report.translated)} translated, {len(report.skipped)} skipped"
+
+    summary = load_atomically(db, load)
+    server = getattr(db, "server", None)
+    if server is not None:
+        server.save()
+    nodes, relationships = db.counts()
+    out.print(f"Loaded {path} into {graph!r}: {summary}; the graph has {nodes} nodes, {relationships} relationships", highlight=False)
+    return EXIT_ANSWERED
+
+
+def cmd_graphs(args: argparse.Namespace, out: Console) -> int:
+    from graphs.cli import registered_graphs
+
+    if args.action == "drop":
+        return _drop(args, out)
+    listing: dict[str, Any] = {"registered": sorted(registered_graphs())}
+    if not args.registered_only:
+        db = _embedded(args, DEFAULT_GRAPH)
+        listing["database"] = [
+            {"graph": name, "nodes": counts[0], "relationships": counts[1]}
+            for name in db.graphs() if SCRATCH_MARK not in name
+            for counts in [db.sibling(name).counts()]
+        ]
+    if args.json:
+        print(json.dumps(listing))
+        return EXIT_ANSWERED
+    out.print(f"[bold]registered:[/bold] {', '.join(listing['registered'])}")
+    if "database" in listing:
+        out.print("[bold]database:[/bold]" + ("" if listing["database"] else " (none)"))
+        for row in listing["database"]:
+            out.print(f"  {row['graph']}: {row['nodes']} nodes, {row['relationships']} relationships", highlight=False)
+    return EXIT_ANSWERED
+
+
+def _drop(args: argparse.Namespace, out: Console) -> int:
+    if not args.name:
+        raise ConfigurationError("say which graph: reflexion graphs drop NAME")
+    db = _existing(args, args.name)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise ConfigurationError(f"dropping {args.name!r} deletes it for good: pass --yes to confirm")
+        if not Confirm.ask(f"Drop the graph {args.name!r} and its examples for good?", default=False, console=out):
+            out.print("Nothing dropped.")
+            return EXIT_NO_ANSWER
+    db.clear()
+    db.sibling(args.name + EXAMPLES_SUFFIX).clear()
+    server = getattr(db, "server", None)
+    if server is not None:
+        server.save()
+    out.print(f"Dropped {args.name!r}.", highlight=False)
+    return EXIT_ANSWERED
+
+
+def cmd_schema(args: argparse.Namespace, out: Console) -> int:
+    from nodes.prompts.kg_query import build_kg_prompt
+
+    db = _existing(args, args.graph)
+    schema = db.schema()
+    if args.json:
+        print(json.dumps(schema.model_dump(mode="json"), ensure_ascii=False))
+    else:
+        out.print(build_kg_prompt(schema, dialect=db.dialect), highlight=False, markup=False)
+    return EXIT_ANSWERED
+
+
+def cmd_examples(args: argparse.Namespace, out: Console) -> int:
+    """Store a file's (question, cypher) examples for a graph, each run read-only first."""
+    from nodes.evaluation.dataset import load_dataset
+    from nodes.text2cypher.fewshots import FewShotStore
+
+    db = _existing(args, args.graph)
+    store = FewShotStore(db)
+    added = duplicates = 0
+    refused: list[tuple[str, str]] = []
+    for item in load_dataset(args.file):
+        try:
+            db.query(item.cypher, row_cap=1, timeout=EXAMPLE_TIMEOUT_S)
+        except QueryError as e:
+            refused.append((item.question, f"{type(e).__name__}: {e.message}"))
+            continue
+        if store.add(item.question, item.cypher, source="user"):
+            added += 1
+        else:
+            duplicates += 1
+    server = getattr(db, "server", None)
+    if server is not None:
+        server.save()
+    out.print(f"{added} example(s) stored for {args.graph!r}, {duplicates} already there, {len(refused)} refused", highlight=False)
+    for question, why in refused[:10]:
+        out.print(f"  refused: {question[:80]} ({why[:200]})", highlight=False, markup=False)
+    return EXIT_ANSWERED if not refused else EXIT_NO_ANSWER
+
+
+def add_graph_commands(commands: Any) -> None:
+    load = commands.add_parser("load", help="load a Cypher script or a CSV file into a graph of the embedded database")
+    load.add_argument("file", help="a .cypher script (LOAD CSV included), or a .csv file with a header row")
+    load.add_argument("--graph", help="the graph to load into (default: named after the file; never the movies demo unless named)")
+    load.add_argument("--csv-dir", help="a folder holding the CSV files a script's LOAD CSV names (matched by file name)")
+    load.add_argument("--label", help="CSV: each row is a node with this label")
+    load.add_argument("--key", help="CSV nodes: merge rows on this column (no duplicates on reload)")
+    load.add_argument("--relationship", help="CSV: each row is a relationship of this type")
+    load.add_argument("--start", help="CSV relationships: Label.property=column of the start node")
+    load.add_argument("--end", help="CSV relationships: Label.property=column of the end node")
+    load.set_defaults(run=cmd_load)
+    graphs = commands.add_parser("graphs", help="list the graphs (registered, and in the embedded database), or drop one")
+    graphs.add_argument("action", nargs="?", choices=["list", "drop"], default="list")
+    graphs.add_argument("name", nargs="?", help="with drop: the graph to drop")
+    graphs.add_argument("--yes", action="store_true", help="with drop: do not ask")
+    graphs.add_argument("--registered-only", action="store_true")
+    graphs.add_argument("--json", action="store_true")
+    graphs.set_defaults(run=cmd_graphs)
+    schema = commands.add_parser("schema", help="print the schema of a graph as the prompts show it")
+    schema.add_argument("graph")
+    schema.add_argument("--json", action="store_true")
+    schema.set_defaults(run=cmd_schema)
+    examples = commands.add_parser("examples", help="give a graph few-shot examples for the text-to-Cypher flows")
+    examples.add_argument("action", choices=["load"])
+    examples.add_argument("graph")
+    examples.add_argument("file", help="a CSV file with question and cypher columns")
+    examples.set_defaults(run=cmd_examples)

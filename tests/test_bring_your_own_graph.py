@@ -1,0 +1,145 @@
+"""Another graph than the movies demo, brought in as users bring theirs: the shop example's
+Neo4j-style import script (LOAD CSV from URLs, conversions, constraints, quoted commas, a short
+row) loaded through `reflexion load`, then listed, described, given examples and dropped."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+
+import pytest
+
+from graphs.cli import main
+from nodes.graphdb import FalkorDBGraph
+from nodes.graphdb.demo_data import SHOP_CYPHER, SHOP_DIR
+from tests.conftest import graph_fingerprint
+
+SHOP_NODES = {"Category": 6, "Customer": 40, "Order": 150, "Product": 60, "Supplier": 8}
+SHOP_RELATIONSHIPS = {"ORDERS": 463, "PART_OF": 60, "PURCHASED": 150, "SUPPLIES": 60}
+
+
+@pytest.fixture
+def data_dir(falkordb_server) -> str:
+    return str(falkordb_server.data_dir)
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+def open_graph(falkordb_server, name: str) -> FalkorDBGraph:
+    return FalkorDBGraph(name, host=falkordb_server.host, port=falkordb_server.port)
+
+
+def test_the_shop_script_loads_with_the_counts_and_types_it_writes(data_dir, falkordb_server, capsys):
+    name = unique("shop")
+    assert main(["--data-dir", data_dir, "load", str(SHOP_CYPHER), "--graph", name]) == 0
+    assert "264 nodes, 733 relationships" in capsys.readouterr().out
+    db = open_graph(falkordb_server, name)
+    try:
+        assert dict(db.query("MATCH (n) RETURN labels(n)[0], count(*)", row_cap=None).rows) == SHOP_NODES
+        assert dict(db.query("MATCH ()-[r]->() RETURN type(r), count(*)", row_cap=None).rows) == SHOP_RELATIONSHIPS
+        # Strings unless the script converts them: identifiers and postal codes keep their leading zeros.
+        supplier = db.query("MATCH (s:Supplier {supplierID: '1'}) RETURN s.postalCode, s.companyName").rows
+        assert supplier == [["02134", "Harbour Trading, Ltd."]]
+        typed = db.query("MATCH (p:Product {productID: '1'}) RETURN p.unitPrice, p.unitsInStock, p.discontinued").rows[0]
+        assert [type(v) for v in typed] == [float, int, bool]
+        # The short row: its missing fields set nothing.
+        assert db.query("MATCH (p:Product {productID: '42'}) RETURN p.unitsInStock, p.discontinued, p.productName").rows == [[None, None, "Tofu"]]
+        assert db.query("MATCH ()-[d:ORDERS]->() RETURN d.quantity LIMIT 1").rows[0][0] > 0
+    finally:
+        db.clear()
+
+
+def test_csv_files_are_found_in_csv_dir_and_a_failing_statement_leaves_the_graph_as_it_was(data_dir, falkordb_server, tmp_path, capsys):
+    name = unique("shop")
+    script = tmp_path / "elsewhere" / "shop.cypher"
+    script.parent.mkdir()
+    shutil.copy(SHOP_CYPHER, script)  # the CSV files are not beside this copy
+    assert main(["--data-dir", data_dir, "load", str(script), "--graph", name, "--csv-dir", str(SHOP_DIR)]) == 0
+    db = open_graph(falkordb_server, name)
+    try:
+        before = graph_fingerprint(db)
+        broken = tmp_path / "broken.cypher"
+        broken.write_text(
+            "CREATE (:Marker {v: 1});\n"
+            "LOAD CSV WITH HEADERS FROM 'https://data.example.org/shop/products.csv' AS row\n"
+            "MERGE (p:Product {productID: row.productID}) SET p.extra = row.productName;\n"
+            "// the third statement fails\n"
+            "MATCH (p:Product SET p.bad = 1;\n"
+        )
+        capsys.readouterr()
+        assert main(["--data-dir", data_dir, "load", str(broken), "--graph", name, "--csv-dir", str(SHOP_DIR)]) == 2
+        err = capsys.readouterr().err
+        assert "statement 3 (line 5" in err
+        assert graph_fingerprint(db) == before  # neither the marker nor the extra properties
+        assert not [g for g in db.graphs() if "__loading_" in g]  # no scratch copy left behind
+        assert main(["--data-dir", data_dir, "load", str(broken), "--graph", unique("fresh"), "--csv-dir", str(SHOP_DIR)]) == 2
+    finally:
+        db.clear()
+
+
+def test_a_new_graph_is_not_created_by_a_failed_load_and_load_never_defaults_to_the_demo(data_dir, falkordb_server, tmp_path, capsys):
+    name = unique("never")
+    broken = tmp_path / "x.cypher"
+    broken.write_text("CREATE (:A);\nLOAD CSV FROM 'file:///no/such.csv' AS row CREATE (:B);\n")
+    assert main(["--data-dir", data_dir, "load", str(broken), "--graph", name]) == 2
+    assert "no/such.csv" in capsys.readouterr().err
+    assert name not in open_graph(falkordb_server, "movies").graphs()
+    movies_copy = tmp_path / "movies.cypher"
+    movies_copy.write_text("CREATE (:Intruder);\n")
+    assert main(["--data-dir", data_dir, "load", str(movies_copy)]) == 2
+    assert "--graph" in capsys.readouterr().err
+    for bad in ("", "a b", "x__examples"):
+        assert main(["--data-dir", data_dir, "load", str(movies_copy), "--graph", bad]) == 2
+    named = tmp_path / "my-data.cypher"
+    named.write_text("CREATE (:A {v: 1});\n")
+    assert main(["--data-dir", data_dir, "load", str(named)]) == 0
+    db = open_graph(falkordb_server, "my_data")
+    assert db.query("MATCH (a:A) RETURN a.v").rows == [[1]]
+    db.clear()
+
+
+def test_graphs_are_listed_with_counts_described_and_dropped(data_dir, falkordb_server, capsys):
+    name = unique("shop")
+    assert main(["--data-dir", data_dir, "load", str(SHOP_CYPHER), "--graph", name]) == 0
+    capsys.readouterr()
+    assert main(["--data-dir", data_dir, "graphs", "--json"]) == 0
+    listed = {row["graph"]: row for row in json.loads(capsys.readouterr().out)["database"]}
+    assert listed[name]["nodes"] == 264 and listed[name]["relationships"] == 733
+    assert main(["--data-dir", data_dir, "schema", name]) == 0
+    schema = capsys.readouterr().out
+    assert "(:Supplier)-[:SUPPLIES]->(:Product)" in schema and "postalCode: STRING" in schema and "Movie" not in schema
+    assert main(["--data-dir", data_dir, "graphs", "drop", name]) == 2  # not a terminal, no --yes: refused
+    assert "--yes" in capsys.readouterr().err and name in open_graph(falkordb_server, name).graphs()
+    assert main(["--data-dir", data_dir, "graphs", "drop", name, "--yes"]) == 0
+    assert name not in open_graph(falkordb_server, name).graphs()
+    assert main(["--data-dir", data_dir, "graphs", "drop", name, "--yes"]) == 2  # it is gone
+    assert main(["--data-dir", data_dir, "schema", "no_such_graph"]) == 2
+
+
+def test_examples_are_checked_read_only_before_they_are_stored_for_their_graph(data_dir, falkordb_server, tmp_path, capsys):
+    name = unique("shop")
+    assert main(["--data-dir", data_dir, "load", str(SHOP_CYPHER), "--graph", name]) == 0
+    db = open_graph(falkordb_server, name)
+    before = graph_fingerprint(db)
+    examples = tmp_path / "examples.csv"
+    examples.write_text(
+        "question,cypher\n"
+        "Which products are in Bakery?,MATCH (p:Product)-[:PART_OF]->(:Category {categoryName: 'Bakery'}) RETURN p.productName\n"
+        "How many orders are there?,MATCH (o:Order) RETURN count(o)\n"
+        "Broken,MATCH (p:Product RETURN p\n"
+        "Sneaky,MATCH (p:Product) DETACH DELETE p\n"
+    )
+    capsys.readouterr()
+    try:
+        assert main(["--data-dir", data_dir, "examples", "load", name, str(examples)]) == 1  # some were refused
+        out = capsys.readouterr().out
+        assert "2 example(s) stored" in out and "2 refused" in out and "WriteQueryRefusedError" in out
+        assert graph_fingerprint(db) == before
+        stored = db.sibling(name + "__examples").query("MATCH (e:Text2CypherExample) RETURN e.question ORDER BY e.question").rows
+        assert stored == [["How many orders are there?"], ["Which products are in Bakery?"]]
+    finally:
+        db.clear()
+        db.sibling(name + "__examples").clear()
