@@ -88,6 +88,7 @@ class Text2CypherFlow:
         learn: bool = True,
         cache_seconds: float = 300.0,
         require_approval: bool | None = None,
+        map_values: bool = True,
         checkpointer: Any = DURABLE,
     ) -> None:
         if flow not in FLOWS:
@@ -103,6 +104,7 @@ class Text2CypherFlow:
             "max_retries": max_retries, "max_llm_calls": max_llm_calls, "row_cap": row_cap, "query_timeout": query_timeout,
             "few_shot_k": few_shot_k, "schema_chars": schema_chars, "learn": learn, "cache_seconds": cache_seconds,
             "require_approval": env_flag(APPROVAL_ENV) if require_approval is None else require_approval,
+            "map_values": bool(map_values),
         }
         self.checkpointer = resolve_checkpointer(checkpointer)
         self._contexts = KeyedCache()  # one FlowContext per (model, database, limits) a run asks for
@@ -119,6 +121,7 @@ class Text2CypherFlow:
         run = current_context(Text2CypherContext)
         limits = {k: lower(getattr(run, k), self.limits[k]) for k in ("max_llm_calls", "max_retries", "row_cap", "query_timeout")}
         limits["require_approval"] = self.limits["require_approval"] or bool(run.require_approval)  # a run may add it, not remove it
+        limits["map_values"] = self.limits["map_values"] and run.map_values is not False  # a run may turn mapping off
         key = (run.model, run.database_url, run.graph, tuple(sorted(limits.items())))
         return self._contexts.get(key, lambda: self._make_context(run, limits))
 

@@ -75,3 +75,8 @@ class Text2CypherContext(DatabaseContext):
     model: str | None = Field(default=None, description=MODEL_HELP)
     max_llm_calls: int | None = Field(default=None, ge=1, description="Model calls a question may cost (default 12).")
     max_retries: int | None = Field(default=None, ge=0, description="Corrections after the first query (default 3).")
+    map_values: bool | None = Field(
+        default=None,
+        description="false runs the model's literals as written; otherwise a literal the graph does not store is "
+        "replaced by the stored value it unmistakably means (never for IDs or codes). A run may turn it off only.",
+    )

@@ -68,7 +68,9 @@ def test_missing_model_key_and_a_down_database_have_their_exit_codes(monkeypatch
 def test_graphs_lists_registered_and_stored_graphs(capsys, data_dir):
     assert main(["--data-dir", data_dir, "graphs", "--json"]) == 0
     listing = json.loads(capsys.readouterr().out)
-    assert "text2cypher_planner" in listing["registered"] and "movies" in listing["database"]
+    assert "text2cypher_planner" in listing["registered"]
+    movies = next(g for g in listing["database"] if g["graph"] == "movies")
+    assert movies["nodes"] == 171 and movies["relationships"] == 253
 
 
 def test_draw_writes_mermaid_and_refuses_unknown_graphs(tmp_path, capsys):

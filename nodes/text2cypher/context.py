@@ -41,13 +41,14 @@ class FlowContext:
     schema_chars: int = 6000
     learn: bool = True
     require_approval: bool = False
+    map_values: bool = True  # False: literals are run as the model wrote them
     cache_seconds: float = 300.0
     mapper: ValueMapper = field(init=False)
     _schema: GraphSchema | None = field(default=None, init=False)
     _schema_read_at: float = field(default=0.0, init=False)
 
     def __post_init__(self) -> None:
-        self.mapper = ValueMapper(self.db)
+        self.mapper = ValueMapper(self.db, enabled=self.map_values)
 
     @property
     def corrections_allowed(self) -> int:
@@ -66,7 +67,7 @@ class FlowContext:
         if self._schema is None or time.monotonic() - self._schema_read_at > self.cache_seconds:
             self._schema = self.db.schema()
             self._schema_read_at = time.monotonic()
-            self.mapper = ValueMapper(self.db)
+            self.mapper = ValueMapper(self.db, enabled=self.map_values)
         return self._schema
 
 

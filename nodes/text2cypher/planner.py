@@ -22,7 +22,7 @@ from nodes.prompts.text2cypher import (
 from nodes.prompts.kg_query import schema_text
 from nodes.text2cypher.context import FlowContext, ask, calls_left, emit, main_usage
 from nodes.text2cypher.schema_pruning import prune_schema
-from nodes.text2cypher.steps import failed_call, fallback_answer, prompt_parts, run_query
+from nodes.text2cypher.steps import failed_call, fallback_answer, prompt_parts, report_mappings, run_query
 from schemas.errors import DatabaseUnavailableError, QueryError
 from schemas.reflexion import TokenUsage
 from schemas.text2cypher import Attempt, CypherQuery, InformationCheck, SubAnswer, SubQuestions, Summary
@@ -73,6 +73,7 @@ def subquery(branch: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]:
     attempt = Attempt(cypher="", error=f"no query: {error}")
     if query is not None:
         cypher, mappings = ctx.mapper.map(query.cypher)
+        report_mappings(mappings, cypher)
         try:
             ctx.db.validate(cypher)
         except QueryError as e:
@@ -80,6 +81,7 @@ def subquery(branch: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]:
             fixed, spent, _ = ask(ctx, CypherQuery, system, fix, spent=spent, left=left - spent.llm_calls)
             if fixed is not None:
                 cypher, mappings = ctx.mapper.map(fixed.cypher)
+                report_mappings(mappings, cypher)
         except DatabaseUnavailableError as e:
             attempt = Attempt(cypher=cypher, error=str(e))
             cypher = ""

@@ -118,9 +118,14 @@ def map_values(state: Mapping[str, Any], ctx: FlowContext) -> Update:
         cypher, mappings = ctx.mapper.map(state["cypher"])
     except GraphDatabaseError:  # lookups failed: run the query as written; its own run will report
         return {"mappings": []}
+    report_mappings(mappings, cypher)
+    return {"cypher": cypher, "mappings": [m.model_dump() for m in mappings]}
+
+
+def report_mappings(mappings: list[ValueMapping], cypher: str) -> None:
+    """Every literal the mapper replaced goes to the stream, with the query as it now runs."""
     if mappings:
         emit("Value mapping", mappings=[m.model_dump() for m in mappings], cypher=cypher)
-    return {"cypher": cypher, "mappings": [m.model_dump() for m in mappings]}
 
 
 def run_query(ctx: FlowContext, cypher: str, mappings: list[dict[str, str]]) -> Attempt:

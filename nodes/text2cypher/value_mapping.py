@@ -3,13 +3,21 @@
 "sci-fi" where the graph stores "Sci-Fi", or a misspelt name, makes a correct query
 return nothing. Each string literal compared with a node property (`{name: 'x'}`,
 `n.name = 'x'`, `n.name IN ['x', 'y']`) is looked up; one that matches no stored
-value is replaced by the closest stored value (same text ignoring case and
-punctuation, else a fuzzy match), and the mapping is recorded so the model is told.
+value is replaced by the stored value it unmistakably means, and the mapping is
+recorded so the model (and the result) says so.
+
+Mapping must never invent: a question about a record that does not exist must not
+get another record's data. So a literal that looks like an identifier (it has a
+digit, or it is an upper-case code) is never rewritten; a literal that matches a
+stored value ignoring case and punctuation maps to that value only; and a fuzzy
+match is for free-text names alone: the same number of words, each at most one
+typo away (none for words under four letters, and never in the first letter), and only when exactly one stored
+value is that close. Distinct names such as "Ana Petersen" and "Hanna Petersen"
+are two typos apart, so neither is ever mapped onto the other.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 
@@ -19,7 +27,9 @@ from schemas.errors import GraphDatabaseError
 from schemas.text2cypher import ValueMapping
 
 MAX_DISTINCT_VALUES = 5000
-FUZZY_CUTOFF = 0.75
+MAX_TYPOS_PER_WORD = 1
+MAX_TYPOS = 2
+_CODE = re.compile(r"[A-Z][A-Z_-]+")
 
 _STRING = r"(?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
 _NODE = re.compile(r"\(\s*(\w+)?\s*:\s*`?(\w+)`?\s*(\{[^}]*\})?")
@@ -62,25 +72,67 @@ def _squash(text: str) -> str:
     return re.sub(r"[^0-9a-z]", "", text.lower())
 
 
+def looks_like_identifier(text: str) -> bool:
+    """An ID, number or code ('10248', 'A-12', 'LARSA'): a near miss is another record, not a typo."""
+    return any(ch.isdigit() for ch in text) or bool(_CODE.fullmatch(text.strip()))
+
+
+def typos(a: str, b: str, limit: int) -> int:
+    """The edit distance (insertions, deletions, substitutions, swaps of neighbours) of two words,
+    or `limit + 1` once it is known to exceed `limit`."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before, row = None, list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + (ca != cb))
+            if before is not None and i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        before, row = row, current
+    return row[-1]
+
+
+def name_typos(given: str, stored: str) -> int | None:
+    """How many typos turn the name `given` into `stored`, word by word; None if they are not the
+    same name (another word count, a short word changed, a word more than one typo away)."""
+    words, targets = given.lower().split(), stored.lower().split()
+    if len(words) != len(targets):
+        return None
+    total = 0
+    for word, target in zip(words, targets, strict=True):
+        # Short words and first letters are where distinct names differ (Tim/Tom, Hanks/Banks).
+        allowed = MAX_TYPOS_PER_WORD if min(len(word), len(target)) >= 4 and word[0] == target[0] else 0
+        distance = typos(word, target, allowed)
+        if distance > allowed:
+            return None
+        total += distance
+    return total if total <= MAX_TYPOS else None
+
+
 def closest_value(given: str, stored: list[str]) -> str | None:
-    """The stored value `given` most likely means, or None."""
-    for value in stored:
-        if value.lower() == given.lower():
-            return value
+    """The stored value `given` unmistakably means, or None (see the module's rules)."""
+    if looks_like_identifier(given):
+        return None
     squashed = _squash(given)
-    for value in stored:
-        if squashed and _squash(value) == squashed:
-            return value
-    by_lower = {value.lower(): value for value in stored}
-    match = difflib.get_close_matches(given.lower(), list(by_lower), n=1, cutoff=FUZZY_CUTOFF)
-    return by_lower[match[0]] if match else None
+    same = [value for value in stored if squashed and _squash(value) == squashed]
+    if same:
+        return same[0] if len(set(same)) == 1 else None
+    scored = [(distance, value) for value in stored if (distance := name_typos(given, value)) is not None]
+    if not scored:
+        return None
+    best = min(distance for distance, _ in scored)
+    closest = [value for distance, value in scored if distance == best]
+    return closest[0] if len(closest) == 1 else None
 
 
 class ValueMapper:
     """Looks literals up in the database; distinct values of a property are read once and cached."""
 
-    def __init__(self, db: GraphDatabase) -> None:
-        self.db = db
+    def __init__(self, db: GraphDatabase, *, enabled: bool = True) -> None:
+        self.db, self.enabled = db, enabled
         self._values: dict[tuple[str, str], list[str]] = {}
         # Decisions per (label, property, literal): a correction usually repeats the same literals.
         self._decided: dict[tuple[str, str, str], str | None] = {}
@@ -113,6 +165,8 @@ class ValueMapper:
 
     def map(self, cypher: str) -> tuple[str, list[ValueMapping]]:
         """(the query with unmatched literals replaced where they are compared, the mappings made)."""
+        if not self.enabled:
+            return cypher, []
         mappings: dict[tuple[str, str, str], ValueMapping | None] = {}
         pieces, end = [], 0
         for label, prop, literal, start in literals_in(cypher):
