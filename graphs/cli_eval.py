@@ -53,6 +53,7 @@ def add_eval_command(commands: Any) -> None:
     ev.add_argument("--no-trust-non-empty", action="store_true", help="reflexion: a non-empty result scored low does not end the loop")
     ev.add_argument("--out", default="eval-results", help="directory for the JSON trace and Markdown summary (default eval-results)")
     ev.add_argument("--min-accuracy", type=float, help="exit 1 when execution accuracy (percent) is below this")
+    ev.add_argument("--force", action="store_true", help="score a dataset that does not fit the graph (most gold results empty, foreign labels)")
     ev.set_defaults(run=cmd_eval)
 
 
@@ -162,5 +163,5 @@ def _run(
         return asyncio.run(evaluate(
             agent=args.agent, model=model, items=items, db=db, dataset=args.dataset, concurrency=args.concurrency,
             max_steps=args.max_steps, query_timeout=args.query_timeout, faults=faults,
-            trust_non_empty_result=not args.no_trust_non_empty, on_start=started, on_done=done,
+            trust_non_empty_result=not args.no_trust_non_empty, on_start=started, on_done=done, force=args.force,
         ))

@@ -20,11 +20,12 @@ from graphs.kg_query_agent import KGQueryReflexionAgent
 from graphs.text2cypher_flow import FLOWS, Text2CypherFlow
 from nodes.evaluation.dataset import EvalItem
 from nodes.evaluation.faults import FAULTS
+from nodes.evaluation.fit import dataset_fit
 from nodes.evaluation.gold import GoldResult, run_gold
 from nodes.evaluation.oracle import CURRENT_RUN, GoldChatModel, gold_run
 from nodes.evaluation.report import group_score, groups
 from nodes.evaluation.scoring import rows_match
-from nodes.graphdb.protocol import GraphDatabase
+from nodes.graphdb.protocol import GraphDatabase, graph_name
 from nodes.models.resolve import chat_model_from_env
 from schemas.errors import ConfigurationError
 from schemas.evaluation import AgentAnswer, EvaluationReport, QuestionTrace
@@ -109,10 +110,12 @@ async def evaluate(
     trust_non_empty_result: bool = True,
     on_start: Callable[[int], None] | None = None,
     on_done: Callable[[QuestionTrace], None] | None = None,
+    force: bool = False,
 ) -> EvaluationReport:
     """Score `agent` over `items` (see the module docstring); `on_done` sees each finished question, after
     `on_start` learnt how many will run (the gold queries have run by then).
-    `trust_non_empty_result` is the Reflexion agent's stop rule (flows ignore it)."""
+    `trust_non_empty_result` is the Reflexion agent's stop rule (flows ignore it). A dataset that
+    does not fit the graph (`nodes.evaluation.fit`) is refused with `ConfigurationError` unless `force`."""
     if concurrency < 1:
         raise ConfigurationError(f"concurrency must be at least 1, got {concurrency}")
     kinds: list[str | None] = [None]
@@ -125,6 +128,9 @@ async def evaluate(
         chat = GoldChatModel() if model in GOLD_MODELS else chat_model_from_env(model)
     started = time.perf_counter()
     gold = await asyncio.to_thread(run_gold, db, items, timeout=query_timeout, row_cap=EVAL_ROW_CAP)
+    fit = await asyncio.to_thread(dataset_fit, db, items, gold)
+    if not fit.fits and not force:
+        raise ConfigurationError(fit.explain(str(graph_name(db))))
     runner = await asyncio.to_thread(
         Runner, agent, chat, db, max_steps=max_steps, query_timeout=query_timeout, trust_non_empty_result=trust_non_empty_result
     )

@@ -30,10 +30,13 @@ REASONS = [
     ("shortestPath / allShortestPaths in MATCH", re.compile(r"\b(all)?shortestPath\s*\(", re.I)),
     ("label expression (:A|B, :!A, :%)", re.compile(r":\s*!?\w+\s*\||:\s*!\w|:%")),
     ("CALL {} subquery", re.compile(r"\bCALL\s*\{", re.I)),
-    ("SQL-style or scalar subquery (SELECT ... FROM, = (MATCH ...)): not Cypher", re.compile(r"\bSELECT\b|=\s*\(\s*MATCH", re.I)),
+    ("SQL-style or scalar subquery (SELECT ... FROM, GROUP BY, = (MATCH ...)): not Cypher",
+     re.compile(r"\bSELECT\b|\bGROUP\s+BY\b|=\s*\(\s*MATCH", re.I)),
     ("'' quote escape inside a string literal", re.compile(r"\w''\w")),
 ]
 PATTERN_AS_VALUE = "pattern expression used as a value (size((a)-->()), pattern comprehension)"
+_ALIAS = re.compile(r"(?:filtered alias '(.*)'|value with alias (.*) within)")
+_PATTERN = re.compile(r"\)\s*<?-|-\s*>?\s*\(|\[\s*\(")
 
 
 def reason_for(query: str, error: QueryError) -> str:
@@ -42,8 +45,11 @@ def reason_for(query: str, error: QueryError) -> str:
     for reason, pattern in REASONS:
         if pattern.search(query):
             return reason
-    if "filtered alias" in error.message or "Unable to locate a value with alias" in error.message:
-        return PATTERN_AS_VALUE
+    alias = _ALIAS.search(error.message)
+    if alias:
+        if _PATTERN.search(alias.group(1) or alias.group(2)):
+            return PATTERN_AS_VALUE
+        return "a value FalkorDB cannot filter on here (a list or aggregate filtered after WITH)"
     if error.message.startswith("ORDER BY cannot reference variables not projected"):
         return "ORDER BY on a variable not projected after aggregation"
     return f"{type(error).__name__}: {re.sub(r'line: .*', '', error.message)[:70]}"

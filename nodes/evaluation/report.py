@@ -64,7 +64,7 @@ HEADER = (
 
 def markdown(report: EvaluationReport) -> str:
     """The summary tables: overall, per fault kind (corrupting model), per question type."""
-    reasons = "; ".join(f"{reason} ({n})" for reason, n in sorted(report.excluded_reasons.items(), key=lambda x: -x[1])[:8])
+    reasons = "; ".join(f"{reason} ({n})" for reason, n in sorted(report.excluded_reasons.items(), key=lambda x: (-x[1], x[0])))
     lines = [
         f"# Evaluation: {report.agent} with the {report.model} model",
         "",
