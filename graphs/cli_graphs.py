@@ -25,7 +25,7 @@ from rich.prompt import Confirm
 from graphs.exit_codes import EXIT_ANSWERED, EXIT_NO_ANSWER
 from nodes.graphdb import connect, load_cypher_script
 from nodes.graphdb.atomic_load import SCRATCH_MARK, load_atomically
-from nodes.graphdb.csv_loader import load_nodes_csv, load_relationships_csv, parse_endpoint
+from nodes.graphdb.csv_loader import load_nodes_csv, load_relationships_csv, parse_endpoint, parse_types
 from nodes.run_context import DEFAULT_GRAPH
 from schemas.errors import ConfigurationError, QueryError
 
@@ -77,18 +77,33 @@ def cmd_load(args: argparse.Namespace, out: Console) -> int:
         raise ConfigurationError("--label and --relationship are for .csv files; a Cypher script needs neither")
     if args.relationship and not (args.start and args.end):
         raise ConfigurationError("--relationship needs --start Label.property=column and --end Label.property=column")
+    if not csv_file and (args.types or args.all_strings or args.lenient or args.properties is not None):
+        raise ConfigurationError("--types, --all-strings, --lenient and --properties are for .csv files; a script converts its own values")
+    if args.properties is not None and not args.relationship:
+        raise ConfigurationError("--properties is for relationship files (--relationship)")
     if args.csv_dir is not None and not Path(args.csv_dir).is_dir():
         raise ConfigurationError(f"--csv-dir {args.csv_dir} is not a folder")
     graph = _target_graph(args, path)
     db = _embedded(args, graph)
 
+    reading = {"types": parse_types(args.types), "all_strings": args.all_strings, "lenient": args.lenient}
+
     def load(scratch: Any) -> str:
         if args.label:
-            loaded = load_nodes_csv(scratch, path, args.label, args.key)
-            return f"{loaded.rows} :{args.label} node row(s)"
-        if args.relationship:
-            loaded = load_relationships_csv(scratch, path, args.relationship, parse_endpoint(args.start), parse_endpoint(args.end))
-            return f"{loaded.rows} :{args.relationship} relationship row(s)"
+            loaded = load_nodes_csv(scratch, path, args.label, args.key, **reading)
+        elif args.relationship:
+            keep = None if args.properties is None else [c.strip() for c in args.properties.split(",") if c.strip()]
+            loaded = load_relationships_csv(
+                scratch, path, args.relationship, parse_endpoint(args.start), parse_endpoint(args.end), properties=keep, **reading
+            )
+        else:
+            return _load_script(scratch)
+        for example in loaded.examples:
+            out.print(f"  skipped {example}", highlight=False, markup=False)
+        kinds = ", ".join(f"{c}: {t}" for c, t in loaded.column_types.items())
+        return loaded.summary(f":{args.label or args.relationship}") + f"; columns {kinds}"
+
+    def _load_script(scratch: Any) -> str:
         report = load_cypher_script(scratch, path, csv_dir=args.csv_dir)
         for statement, why in report.skipped:
             out.print(f"  skipped: {statement[:80]} ({why})", highlight=False, markup=False)
@@ -196,6 +211,10 @@ def add_graph_commands(commands: Any) -> None:
     load.add_argument("--relationship", help="CSV: each row is a relationship of this type")
     load.add_argument("--start", help="CSV relationships: Label.property=column of the start node")
     load.add_argument("--end", help="CSV relationships: Label.property=column of the end node")
+    load.add_argument("--properties", help="CSV relationships: the columns that become properties, comma-separated ('' for none; default all others)")
+    load.add_argument("--types", help="CSV: column types, e.g. id=string,price=float (string, integer, float, boolean); default: inferred per column")
+    load.add_argument("--all-strings", action="store_true", help="CSV: read every value as text")
+    load.add_argument("--lenient", action="store_true", help="CSV: skip malformed rows and bad values, and count them, instead of refusing the file")
     load.set_defaults(run=cmd_load)
     graphs = commands.add_parser("graphs", help="list the graphs (registered, and in the embedded database), or drop one")
     graphs.add_argument("action", nargs="?", choices=["list", "drop"], default="list")

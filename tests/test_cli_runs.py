@@ -84,7 +84,9 @@ def test_load_csv_nodes_and_relationships_typed_merged_and_safe(tmp_path, capsys
     assert main([*base, str(people), "--graph", graph, "--label", "Person", "--key", "name"]) == 0
     assert main([*base, str(people), "--graph", graph, "--label", "Person", "--key", "name"]) == 0  # again: merged
     assert main([*base, str(knows), "--graph", graph, "--relationship", "KNOWS", "--start", "Person.name=from", "--end", "Person.name=to"]) == 0
-    assert "3 :Person node row(s)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "3 :Person row(s) written" in out
+    assert "1 :KNOWS row(s) written, 1 skipped (end node :Person not found: 1)" in out and "row 3: end node :Person not found (name = 'Nobody')" in out
     db = FalkorDBGraph(graph, host=falkordb_server.host, port=falkordb_server.port)
     rows = db.query("MATCH (p:Person) RETURN p.name, p.born, p.active ORDER BY p.name").rows
     assert rows == [["Ada", 1815, True], ["Alan", 1912, None], ["Grace", None, False]]
@@ -126,7 +128,7 @@ def test_csv_values_are_read_strictly_and_malformed_files_are_refused(tmp_path, 
     knows.write_text("a,b\nAda,Nobody\n", encoding="utf-8")
     assert main([*base, str(people), "--label", "Person", "--key", "name"]) == 0
     assert main([*base, str(knows), "--relationship", "KNOWS", "--start", "Person.name=a", "--end", "Person.name=b"]) == 0
-    assert "0 :KNOWS relationship row(s)" in capsys.readouterr().out  # no node named Nobody: nothing written
+    assert "0 :KNOWS row(s) written, 1 skipped" in capsys.readouterr().out  # no node named Nobody: nothing written, and said
     FalkorDBGraph(graph, host=falkordb_server.host, port=falkordb_server.port).query("MATCH (n) DETACH DELETE n", allow_writes=True)
 
 
