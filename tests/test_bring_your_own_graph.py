@@ -14,6 +14,7 @@ from graphs.cli import main
 from nodes.graphdb import FalkorDBGraph
 from nodes.graphdb.demo_data import SHOP_CYPHER, SHOP_DIR
 from tests.conftest import graph_fingerprint
+from tests.loopback import LoopbackServer
 
 SHOP_NODES = {"Category": 6, "Customer": 40, "Order": 150, "Product": 60, "Supplier": 8}
 SHOP_RELATIONSHIPS = {"ORDERS": 463, "PART_OF": 60, "PURCHASED": 150, "SUPPLIES": 60}
@@ -143,3 +144,38 @@ def test_examples_are_checked_read_only_before_they_are_stored_for_their_graph(d
     finally:
         db.clear()
         db.sibling(name + "__examples").clear()
+
+
+class CsvHost(LoopbackServer):
+    """A web server publishing CSV files, as an example dataset's host does (here, on loopback)."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        super().__init__()
+        self.files, self.requested = files, []
+
+    def handle(self, request, body):
+        name = request.path.rsplit("/", 1)[-1]
+        self.requested.append(name)
+        data = self.files.get(name, "").encode()
+        request.send_response(200 if name in self.files else 404)
+        request.send_header("Content-Length", str(len(data)))
+        request.end_headers()
+        request.wfile.write(data)
+
+
+def test_a_script_fetches_its_csv_from_a_url_when_no_local_copy_exists(data_dir, falkordb_server, tmp_path, capsys):
+    name = unique("web")
+    with CsvHost({"cities.csv": 'name,population\n"Paris, France",2100000\nOslo,\n'}) as host:
+        script = tmp_path / "cities.cypher"
+        script.write_text(
+            f"LOAD CSV WITH HEADERS FROM '{host.address}/data/cities.csv' AS row\n"
+            "CREATE (:City {name: row.name, population: toInteger(row.population)});\n"
+        )
+        assert main(["--data-dir", data_dir, "load", str(script), "--graph", name]) == 0
+        missing = tmp_path / "missing.cypher"
+        missing.write_text(f"LOAD CSV FROM '{host.address}/data/none.csv' AS row CREATE (:X);\n")
+        assert main(["--data-dir", data_dir, "load", str(missing), "--graph", unique("none")]) == 2
+    assert "cannot fetch" in capsys.readouterr().err and host.requested == ["cities.csv", "none.csv"]
+    db = open_graph(falkordb_server, name)
+    assert db.query("MATCH (c:City) RETURN c.name, c.population ORDER BY c.name").rows == [["Oslo", None], ["Paris, France", 2100000]]
+    db.clear()
