@@ -26,7 +26,13 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
 from nodes.checkpoints import DURABLE, paused_on, resolve_checkpointer, resume_plan
-from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP, GraphDatabase, graph_exists, graph_name
+from nodes.graphdb.protocol import (
+    DEFAULT_QUERY_TIMEOUT_S,
+    DEFAULT_ROW_CAP,
+    GraphDatabase,
+    graph_exists,
+    graph_name,
+)
 from nodes.models.resolve import chat_model_from_env, resolve_chat_model
 from nodes.run_context import (
     APPROVAL_ENV,
@@ -37,8 +43,8 @@ from nodes.run_context import (
     env_flag,
     lower,
     open_database,
-    started_context,
     run_database_args,
+    started_context,
     stored_context,
 )
 from nodes.text2cypher import planner, steps

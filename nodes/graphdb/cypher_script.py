@@ -16,7 +16,13 @@ from typing import Any
 
 from nodes.graphdb.cypher_text import statements_with_lines
 from nodes.graphdb.load_csv import csv_rows, parse_load_csv, read_csv_source
-from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError, QueryError, ScriptError
+from schemas.errors import (
+    ConfigurationError,
+    DatabaseUnavailableError,
+    GraphDatabaseError,
+    QueryError,
+    ScriptError,
+)
 
 _SCHEMA_STATEMENT = re.compile(
     r"^\s*CREATE\s+(?P<kind>CONSTRAINT|INDEX|RANGE\s+INDEX|TEXT\s+INDEX|POINT\s+INDEX|FULLTEXT\s+INDEX|VECTOR\s+INDEX)\b",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from nodes.prompts.kg_query import schema_text
 from nodes.prompts.text2cypher import (
     CHECK_PROMPT,
     CORRECT_INSTRUCTION,
@@ -19,7 +20,6 @@ from nodes.prompts.text2cypher import (
     generate_prompt,
     rows_text,
 )
-from nodes.prompts.kg_query import schema_text
 from nodes.text2cypher.context import FlowContext, ask, calls_left, emit, main_usage
 from nodes.text2cypher.schema_pruning import prune_schema
 from nodes.text2cypher.steps import failed_call, fallback_answer, prompt_parts, report_mappings, run_query

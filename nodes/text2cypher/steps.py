@@ -13,7 +13,6 @@ from typing import Any
 from langgraph.types import interrupt
 
 from nodes.prompts.kg_query import schema_text
-from nodes.reflexion.approval import approval_request, read_decision
 from nodes.prompts.text2cypher import (
     CORRECT_INSTRUCTION,
     EVALUATE_PROMPT,
@@ -23,6 +22,7 @@ from nodes.prompts.text2cypher import (
     generate_prompt,
     rows_text,
 )
+from nodes.reflexion.approval import approval_request, read_decision
 from nodes.text2cypher.context import FlowContext, ask, calls_left, emit, main_usage
 from nodes.text2cypher.schema_pruning import prune_schema
 from nodes.text2cypher.value_mapping import describe_mappings
