@@ -138,7 +138,9 @@ def cmd_graphs(args: argparse.Namespace, out: Console) -> int:
     if "database" in listing:
         out.print("[bold]database:[/bold]" + ("" if listing["database"] else " (none)"))
         for row in listing["database"]:
-            out.print(f"  {row['graph']}: {row['nodes']} nodes, {row['relationships']} relationships", highlight=False)
+            owner = row["graph"].removesuffix(EXAMPLES_SUFFIX)
+            kind = f" (few-shot examples of {owner})" if owner != row["graph"] else ""
+            out.print(f"  {row['graph']}: {row['nodes']} nodes, {row['relationships']} relationships{kind}", highlight=False)
     return EXIT_ANSWERED
 
 

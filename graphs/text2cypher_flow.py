@@ -72,6 +72,17 @@ DEMO_EXAMPLES: Any = Path("<the movies examples, for the movies graph only>")
 DEFAULT_MAX_LLM_CALLS = 12
 
 
+def is_movies_graph(db: GraphDatabase) -> bool:
+    """The movies demo: the graph named so, or one holding its labels and ACTED_IN (Neo4j's movies
+    example is often loaded into the default database)."""
+    if graph_name(db) == DEFAULT_GRAPH:
+        return True
+    try:
+        return {"Movie", "Person"} <= set(db.labels()) and "ACTED_IN" in db.relationship_types()
+    except GraphDatabaseError:
+        return False
+
+
 class Text2CypherFlow:
     """One flow, its model, database and example store; `ask` answers a question with it."""
 
@@ -160,7 +171,7 @@ class Text2CypherFlow:
         )
         seed = self.seed_examples
         if seed is DEMO_EXAMPLES:
-            seed = SEED_EXAMPLES if graph_name(db) == DEFAULT_GRAPH else None
+            seed = SEED_EXAMPLES if is_movies_graph(db) else None
         try:
             if seed and store.count() == 0:
                 store.seed_from_csv(seed)

@@ -179,3 +179,14 @@ def test_a_script_fetches_its_csv_from_a_url_when_no_local_copy_exists(data_dir,
     db = open_graph(falkordb_server, name)
     assert db.query("MATCH (c:City) RETURN c.name, c.population ORDER BY c.name").rows == [["Oslo", None], ["Paris, France", 2100000]]
     db.clear()
+
+
+def test_a_script_with_nothing_to_run_and_one_the_database_would_read_files_for(data_dir, falkordb_server, tmp_path, capsys):
+    empty = tmp_path / "comments.cypher"
+    empty.write_text("// nothing here yet\n")
+    assert main(["--data-dir", data_dir, "load", str(empty), "--graph", unique("empty")]) == 0
+    assert "0 statements" in capsys.readouterr().out
+    server_side = tmp_path / "server_side.cypher"
+    server_side.write_text("LOAD CSV FROM $url AS row CREATE (:X {v: row[0]});\n")
+    assert main(["--data-dir", data_dir, "load", str(server_side), "--graph", unique("never")]) == 2
+    assert "statement 1 (line 1" in capsys.readouterr().err

@@ -70,3 +70,31 @@ def test_malformed_rows_are_refused_by_row_or_skipped_and_counted_when_lenient(f
     assert "2 :Item row(s) written, 3 skipped (malformed row: 2, bad value: 1)" in out
     assert "row 4: bad value ('cheap' is not a float)" in out
     assert db.query("MATCH (i:Item) RETURN i.sku, i.price ORDER BY i.sku").rows == [["A1", 3.5], ["A5", 5.0]]
+
+
+def test_a_second_load_finds_every_node_of_the_first_and_matches_across_file_types(falkordb_server, graph, tmp_path, capsys):
+    name, db = graph
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text("id,code\n0,X0\n1,X1\n2,X2\n", encoding="utf-8")
+    edges = tmp_path / "edges.csv"
+    edges.write_text("a,b\n0,1\n1,2\n2,0\n", encoding="utf-8")
+    assert load(falkordb_server, name, str(nodes), "--label", "N", "--key", "id") == 0
+    assert load(falkordb_server, name, str(edges), "--relationship", "E", "--start", "N.id=a", "--end", "N.id=b") == 0
+    assert "3 :E row(s) written" in capsys.readouterr().out  # id 0 included, after the graph was copied for the load
+    assert load(falkordb_server, name, str(nodes), "--label", "T", "--key", "id", "--all-strings") == 0
+    assert load(falkordb_server, name, str(edges), "--relationship", "F", "--start", "T.id=a", "--end", "T.id=b") == 0
+    assert "3 :F row(s) written" in capsys.readouterr().out  # the file's integers find the text ids
+    assert db.query("MATCH (:T {id: '0'})-[:F]->(b:T) RETURN b.id").rows == [["1"]]
+
+
+def test_a_load_killed_mid_way_leaves_the_graph_and_its_scratch_copy_is_cleared_next_time(falkordb_server, graph, tmp_path):
+    name, db = graph
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text("id\n1\n", encoding="utf-8")
+    assert load(falkordb_server, name, str(nodes), "--label", "N", "--key", "id") == 0
+    stale = db.sibling(f"{name}__loading_deadbeef")  # what a killed load leaves behind
+    stale.write("CREATE (:Half)")
+    assert db.query("MATCH (n) RETURN count(n)").rows == [[1]]  # the graph itself is untouched
+    assert load(falkordb_server, name, str(nodes), "--label", "N", "--key", "id") == 0
+    assert f"{name}__loading_deadbeef" not in db.graphs()
+    assert not [g for g in db.graphs() if g.startswith(f"{name}__loading_")]

@@ -62,3 +62,44 @@ def test_files_are_found_by_name_in_the_csv_folder_beside_the_script_or_at_their
 def test_statements_know_their_line():
     script = "// header\nCREATE (:A);\n\n  // note\nMATCH (n)\nRETURN n;\n"
     assert statements_with_lines(script) == [(2, "CREATE (:A)"), (5, "MATCH (n)\nRETURN n")]
+
+
+def test_load_csv_in_strings_is_not_a_statement_and_forms_it_cannot_take_are_refused():
+    assert parse_load_csv("CREATE (:X {a: 'LOAD CSV FROM \"x\" AS y'})") is None
+    assert parse_load_csv("// LOAD CSV FROM 'x' AS y\nCREATE (:X)") is None
+    for statement in (
+        "LOAD CSV FROM $url AS row CREATE (:X)",
+        "LOAD CSV FROM 'file:///' + 'x.csv' AS row CREATE (:X)",
+        "LOAD CSV FROM 'a.csv' AS r LOAD CSV FROM 'b.csv' AS s CREATE (:X)",
+    ):
+        with pytest.raises(ConfigurationError, match="cannot be loaded here"):
+            parse_load_csv(statement)
+
+
+def test_scoped_calls_report_status_and_unicode_escapes_are_understood():
+    load = parse_load_csv(
+        "LOAD CSV FROM 'a.csv' AS row FIELDTERMINATOR '\\u0009' CALL (row) { CREATE (:A {v: row[0]}) } "
+        "IN TRANSACTIONS OF 10 ROWS REPORT STATUS AS s"
+    )
+    assert load.terminator == "\t" and load.batch == 10
+    assert load.cypher() == "UNWIND $rows AS row WITH row CREATE (:A {v: row[0]})"
+
+
+def test_malformed_and_unreadable_csv_is_refused_not_swallowed(tmp_path):
+    with pytest.raises(ConfigurationError, match="malformed near line"):
+        csv_rows('id,name\n1,"unterminated\n2,b\n3,c\n', headers=True)
+    assert csv_rows("id,text\n1," + "x" * 200_000 + "\n", headers=True)[0]["text"] == "x" * 200_000
+    (tmp_path / "latin.csv").write_bytes("name\nMüller\n".encode("latin-1"))
+    with pytest.raises(ConfigurationError, match="UTF-8"):
+        read_csv_source("file:///latin.csv", csv_dir=tmp_path)
+    with pytest.raises(ConfigurationError, match="malformed"):
+        read_csv_source("http://[::1/x.csv")
+
+
+def test_files_of_the_same_name_in_different_folders_are_told_apart(tmp_path):
+    (tmp_path / "2019").mkdir()
+    (tmp_path / "2020").mkdir()
+    (tmp_path / "2019" / "orders.csv").write_text("y\n2019\n")
+    (tmp_path / "2020" / "orders.csv").write_text("y\n2020\n")
+    assert read_csv_source("https://example.org/2020/orders.csv", csv_dir=tmp_path) == "y\n2020\n"
+    assert read_csv_source("https://example.org/2019/orders.csv", csv_dir=tmp_path) == "y\n2019\n"

@@ -130,6 +130,12 @@ class PortableGraph:
     def schema(self, sample_size: int = 50):
         return self._db.schema(sample_size)
 
+    def labels(self):
+        return self._db.labels()
+
+    def relationship_types(self):
+        return self._db.relationship_types()
+
     def validate(self, *args, **kwargs):
         return self._db.validate(*args, **kwargs)
 

@@ -72,3 +72,28 @@ def test_every_mapping_is_reported_and_a_run_can_turn_mapping_off(movies_db):
     assert [e["payload"]["mappings"][0]["mapped"] for e in events if e["label"] == "Value mapping"] == ["Keanu Reeves"]
     for off in (run(map_values=False)[0], run(context={"map_values": False})[0]):
         assert off.cypher == typo and off.rows == [] and off.mappings == []
+
+
+@pytest.mark.parametrize(
+    ("given", "stored"),
+    [
+        ("Joan Cusack", "John Cusack"),  # a letter replaced: another name
+        ("Carl Jensen", "Carla Jensen"),  # a letter added at the end
+        ("Paula Smith", "Paul Smith"),  # a letter dropped at the end
+        ("hardq", "HARDD"),  # a customer code, lower-cased
+        ("bob.smith@acme.com", "bob.smyth@acme.com"),  # an address
+        ("Mäller", "Müller"),  # letters of other scripts count as letters
+        ("Tim Hanks", "Tom Hanks"),
+    ],
+)
+def test_near_misses_that_are_other_records_are_left_alone(given, stored):
+    assert closest_value(given, [stored, "Someone Else"]) is None
+
+
+@pytest.mark.parametrize(
+    ("given", "stored"),
+    [("Keanu Reves", "Keanu Reeves"), ("the matrx", "The Matrix"), ("Tom Hnaks", "Tom Hanks"), ("sci fi", "Sci-Fi"),
+     ("larsa", "LARSA"), ("zoë", "Zoë")],
+)
+def test_typos_and_spelling_still_find_the_stored_value(given, stored):
+    assert closest_value(given, [stored, "Someone Else"]) == stored

@@ -46,7 +46,7 @@ class Fit:
 
 def names_in(cypher: str) -> set[str]:
     """The labels and relationship types a query's patterns name (not those in strings or comments)."""
-    code = code_only(cypher)
+    code = code_only(re.sub(r"`([^`]*)`", lambda m: re.sub(r"\W", "_", m.group(1)), cypher))  # keep `Quoted` names
     names = {n for m in _NODE_LABEL.finditer(code) for n in _NAME.findall(m.group(1))}
     return names | {n for m in _REL_TYPE.finditer(code) for n in _NAME.findall(m.group(1))}
 

@@ -16,21 +16,21 @@ SCRATCH_MARK = "__loading_"
 
 
 def load_atomically(db: Any, load: Callable[[Any], T]) -> T:
-    """Run `load` on a scratch copy of `db`'s graph (a FalkorDB graph), then replace the graph
-    with the copy. If `load` raises, the scratch copy is dropped and the graph is as it was.
-    Readers see the old graph until the swap, which takes one delete and one copy."""
+    """Run `load` on a scratch copy of `db`'s graph (a FalkorDB graph), then put the copy in the
+    graph's place in one step (a rename). If `load` raises, the scratch copy is dropped and the
+    graph is as it was; if the process dies, the graph is as it was too, and the scratch copy it
+    leaves is dropped by the next load into that graph."""
+    for stale in [g for g in db.graphs() if g.startswith(db.graph_name + SCRATCH_MARK)]:
+        db.sibling(stale).clear()
     scratch = db.sibling(f"{db.graph_name}{SCRATCH_MARK}{uuid.uuid4().hex[:8]}")
-    existed = db.graph_name in db.graphs()
-    if existed:
+    if db.graph_name in db.graphs():
         db.copy_to(scratch.graph_name)
+        scratch.rebuild_range_indexes()
     try:
         result = load(scratch)
     except BaseException:
         scratch.clear()
         raise
     if scratch.graph_name in db.graphs():
-        if existed:
-            db.clear()
-        scratch.copy_to(db.graph_name)
-        scratch.clear()
+        scratch.replace(db.graph_name)
     return result

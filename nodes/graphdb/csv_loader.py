@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nodes.graphdb.load_csv import long_fields
 from nodes.graphdb.protocol import GraphDatabase
 from schemas.errors import ConfigurationError, GraphNotFoundError, QueryError
 
@@ -141,18 +142,20 @@ def read_rows(
     or a value that does not fit its column's type, is refused naming the row, or with `lenient`
     skipped and counted in `report`."""
     report = report if report is not None else CsvLoadReport()
+    reader: Any = None
     try:
         with Path(path).open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.reader(handle)
+            reader = csv.reader(handle, strict=True)
             header = next(reader, None)
             if not header:
                 raise ConfigurationError(f"{path} is empty: a CSV file starts with a header row")
             duplicates = sorted({c for c in header if header.count(c) > 1})
             if duplicates:
                 raise ConfigurationError(f"{path} names the column(s) {', '.join(duplicates)} more than once")
-            raw = [(line, cells) for line, cells in enumerate(reader, start=2) if cells]
+            with long_fields():
+                raw = [(line, cells) for line, cells in enumerate(reader, start=2) if cells]
     except (OSError, UnicodeDecodeError, csv.Error) as e:
-        raise ConfigurationError(f"cannot read the CSV file {path}: {e}") from e
+        raise ConfigurationError(f"cannot read the CSV file {path} (near line {reader.line_num if reader else 1}): {e}") from e
     unknown = sorted(set(types or {}) - set(header))
     if unknown:
         raise ConfigurationError(f"--types names column(s) {', '.join(unknown)} that {path} does not have (columns: {', '.join(header)})")
@@ -235,6 +238,22 @@ def parse_endpoint(spec: str) -> tuple[str, str, str]:
     return match.group(1), match.group(2), match.group(3)
 
 
+def _as_stored(db: GraphDatabase, label: str, prop: str, rows: list[tuple[int, dict[str, Any]]], column: str) -> None:
+    """Endpoint values typed as the nodes store them: a relationship file's `1` finds the node
+    whose id is the text '1' (each file is typed on its own, so the two may differ)."""
+    try:
+        found = db.query(f"MATCH (n:{label}) WHERE n.{prop} IS NOT NULL RETURN typeof(n.{prop}) LIMIT 1", row_cap=1).rows
+    except GraphNotFoundError:
+        return
+    kind = found[0][0] if found else None
+    for _, row in rows:
+        value = row.get(column)
+        if kind == "String" and isinstance(value, int) and not isinstance(value, bool):
+            row[column] = str(value)
+        elif kind == "Integer" and isinstance(value, str) and INTEGER.fullmatch(value):
+            row[column] = int(value)
+
+
 def _found(db: GraphDatabase, label: str, prop: str, values: set[Any]) -> set[Any]:
     """Which of `values` some `label` node has as `prop`."""
     if not values:
@@ -268,6 +287,8 @@ def load_relationships_csv(
         identifier(column, "the column")
     _ensure_index(db, start_label, start_prop)
     _ensure_index(db, end_label, end_prop)
+    _as_stored(db, start_label, start_prop, rows, start_col)
+    _as_stored(db, end_label, end_prop, rows, end_col)
     starts = _found(db, start_label, start_prop, {row[start_col] for _, row in rows if row.get(start_col) is not None})
     ends = _found(db, end_label, end_prop, {row[end_col] for _, row in rows if row.get(end_col) is not None})
     items = []

@@ -273,8 +273,28 @@ class FalkorDBGraph:
         except Exception as e:
             raise self._translate(e, "") from e
 
+    def replace(self, graph: str) -> None:
+        """Become the graph `graph` on the same server, replacing it if it exists, in one step
+        (Redis RENAME: readers see the old graph or the new one, never none)."""
+        try:
+            self._client.connection.rename(self.graph_name, graph)
+        except Exception as e:
+            raise self._translate(e, "") from e
+
+    def rebuild_range_indexes(self) -> None:
+        """Drop and recreate every node range index. FalkorDB's GRAPH.COPY leaves the copy's range
+        indexes without their entries for 0, 0.0 and false (equality lookups then miss those nodes)."""
+        rows = self.query("CALL db.indexes() YIELD label, types, entitytype RETURN label, types, entitytype", row_cap=None).rows
+        for label, types, entity in rows:
+            for prop, kinds in (types or {}).items():
+                if entity == "NODE" and "RANGE" in kinds:
+                    self.write(f"DROP INDEX ON :{quote_name(label)}({quote_name(prop)})")
+                    self.write(f"CREATE INDEX FOR (n:{quote_name(label)}) ON (n.{quote_name(prop)})")
+
     def counts(self) -> tuple[int, int]:
-        """(nodes, relationships) of this graph."""
+        """(nodes, relationships) of this graph; (0, 0) for a graph that does not exist."""
+        if self.graph_name not in self.graphs():
+            return 0, 0
         nodes = self.query("MATCH (n) RETURN count(n)", row_cap=None).rows[0][0]
         relationships = self.query("MATCH ()-[r]->() RETURN count(r)", row_cap=None).rows[0][0]
         return int(nodes), int(relationships)

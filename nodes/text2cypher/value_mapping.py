@@ -7,13 +7,16 @@ value is replaced by the stored value it unmistakably means, and the mapping is
 recorded so the model (and the result) says so.
 
 Mapping must never invent: a question about a record that does not exist must not
-get another record's data. So a literal that looks like an identifier (it has a
-digit, or it is an upper-case code) is never rewritten; a literal that matches a
-stored value ignoring case and punctuation maps to that value only; and a fuzzy
-match is for free-text names alone: the same number of words, each at most one
-typo away (none for words under four letters, and never in the first letter), and only when exactly one stored
-value is that close. Distinct names such as "Ana Petersen" and "Hanna Petersen"
-are two typos apart, so neither is ever mapped onto the other.
+get another record's data. So a literal that matches a stored value ignoring case
+maps to that value only; a literal that looks like an identifier (it has a digit,
+'@', '/' or ':', or it is an upper-case code) is otherwise never rewritten; a
+match ignoring punctuation and spacing maps to that value only; and a fuzzy match
+is for free-text names alone, never onto a stored identifier: the same words,
+each at most one typo away of the kinds that do not make another name (two
+neighbouring letters swapped, a letter dropped or added inside a word of four
+letters or more, never a letter replaced or one at either end), and only when
+exactly one stored value is that close. So "Keanu Reves" is Keanu Reeves, but
+"Joan Cusack" is not John Cusack and "Paul Smith" is not Paula Smith.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from schemas.errors import GraphDatabaseError
 from schemas.text2cypher import ValueMapping
 
 MAX_DISTINCT_VALUES = 5000
-MAX_TYPOS_PER_WORD = 1
+MIN_FUZZY_WORD = 4
 MAX_TYPOS = 2
 _CODE = re.compile(r"[A-Z][A-Z_-]+")
 
@@ -69,63 +72,65 @@ def literals_in(cypher: str) -> list[tuple[str, str, str, int]]:
 
 
 def _squash(text: str) -> str:
-    return re.sub(r"[^0-9a-z]", "", text.lower())
+    """The text without case, spaces and punctuation (letters of every script kept)."""
+    return re.sub(r"[\W_]+", "", text.casefold())
 
 
 def looks_like_identifier(text: str) -> bool:
-    """An ID, number or code ('10248', 'A-12', 'LARSA'): a near miss is another record, not a typo."""
-    return any(ch.isdigit() for ch in text) or bool(_CODE.fullmatch(text.strip()))
+    """An ID, number, code or address ('10248', 'A-12', 'LARSA', 'bob@acme.com'): a near miss is
+    another record, not a typo."""
+    return any(ch.isdigit() or ch in "@/:" for ch in text) or bool(_CODE.fullmatch(text.strip()))
 
 
-def typos(a: str, b: str, limit: int) -> int:
-    """The edit distance (insertions, deletions, substitutions, swaps of neighbours) of two words,
-    or `limit + 1` once it is known to exceed `limit`."""
-    if abs(len(a) - len(b)) > limit:
-        return limit + 1
-    before, row = None, list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i] + [0] * len(b)
-        for j, cb in enumerate(b, 1):
-            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + (ca != cb))
-            if before is not None and i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                current[j] = min(current[j], before[j - 2] + 1)
-        if min(current) > limit:
-            return limit + 1
-        before, row = row, current
-    return row[-1]
+def one_typo(word: str, target: str) -> bool:
+    """`word` is `target` with one typo of the kinds that do not make another name: two neighbouring
+    letters swapped, or a letter dropped or added inside the word. Never a letter replaced (Joan,
+    John), and never at either end (Paul, Paula; Hank, Hanks)."""
+    if len(word) == len(target):
+        diffs = [i for i, (a, b) in enumerate(zip(word, target, strict=True)) if a != b]
+        return len(diffs) == 2 and diffs[1] == diffs[0] + 1 and diffs[0] > 0 and word[diffs[0]] == target[diffs[1]] and word[diffs[1]] == target[diffs[0]]
+    short, long = sorted((word, target), key=len)
+    if len(long) - len(short) != 1:
+        return False
+    return any(long[:i] + long[i + 1 :] == short for i in range(1, len(long) - 1))
 
 
 def name_typos(given: str, stored: str) -> int | None:
     """How many typos turn the name `given` into `stored`, word by word; None if they are not the
-    same name (another word count, a short word changed, a word more than one typo away)."""
-    words, targets = given.lower().split(), stored.lower().split()
+    same name (another word count, a short word changed, a change `one_typo` does not allow)."""
+    words, targets = given.casefold().split(), stored.casefold().split()
     if len(words) != len(targets):
         return None
     total = 0
     for word, target in zip(words, targets, strict=True):
-        # Short words and first letters are where distinct names differ (Tim/Tom, Hanks/Banks).
-        allowed = MAX_TYPOS_PER_WORD if min(len(word), len(target)) >= 4 and word[0] == target[0] else 0
-        distance = typos(word, target, allowed)
-        if distance > allowed:
+        if word == target:
+            continue
+        if min(len(word), len(target)) < MIN_FUZZY_WORD or not one_typo(word, target):
             return None
-        total += distance
+        total += 1
     return total if total <= MAX_TYPOS else None
+
+
+def _unique(values: list[str]) -> str | None:
+    return values[0] if len(set(values)) == 1 else None
 
 
 def closest_value(given: str, stored: list[str]) -> str | None:
     """The stored value `given` unmistakably means, or None (see the module's rules)."""
+    same = [value for value in stored if value.casefold() == given.casefold()]
+    if same:
+        return _unique(same)
     if looks_like_identifier(given):
         return None
     squashed = _squash(given)
-    same = [value for value in stored if squashed and _squash(value) == squashed]
+    same = [value for value in stored if squashed and _squash(value) == squashed and not looks_like_identifier(value)]
     if same:
-        return same[0] if len(set(same)) == 1 else None
-    scored = [(distance, value) for value in stored if (distance := name_typos(given, value)) is not None]
+        return _unique(same)
+    scored = [(d, value) for value in stored if not looks_like_identifier(value) and (d := name_typos(given, value)) is not None]
     if not scored:
         return None
-    best = min(distance for distance, _ in scored)
-    closest = [value for distance, value in scored if distance == best]
-    return closest[0] if len(closest) == 1 else None
+    best = min(d for d, _ in scored)
+    return _unique([value for d, value in scored if d == best])
 
 
 class ValueMapper:
