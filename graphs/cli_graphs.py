@@ -24,13 +24,13 @@ from rich.prompt import Confirm
 
 from graphs.exit_codes import EXIT_ANSWERED, EXIT_NO_ANSWER
 from nodes.graphdb import connect, load_cypher_script
+from nodes.graphdb.connect import GRAPH_NAME
 from nodes.graphdb.atomic_load import SCRATCH_MARK, load_atomically
 from nodes.graphdb.csv_loader import load_nodes_csv, load_relationships_csv, parse_endpoint, parse_types
 from nodes.run_context import DEFAULT_GRAPH
 from schemas.errors import ConfigurationError, QueryError
 
 EXAMPLES_SUFFIX = "__examples"
-GRAPH_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 EXAMPLE_TIMEOUT_S = 10.0
 
 

@@ -104,7 +104,7 @@ class KGQueryReflexionAgent(ReflexionAgent):
         self._schema_prompts = KeyedCache()  # one kg_prompt per database
 
     def _run_database_args(self) -> dict[str, Any] | None:
-        return run_database_args(self.run_context(), self.connection_args, given_object=not self._owns_db)
+        return run_database_args(self.run_context(), self.connection_args, given_object=not self._owns_db, own_db=self._db)
 
     @property
     def db(self) -> GraphDatabase:

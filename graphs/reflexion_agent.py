@@ -59,7 +59,7 @@ from nodes.reflexion.stop_rules import (
     satisfied_by_score,
     unbelieved_score_note,
 )
-from nodes.run_context import KeyedCache, current_context, started_context, stored_context
+from nodes.run_context import KeyedCache, checked_context, current_context, started_context, stored_context
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
 from schemas.reflexion import (
     ReflexionAgentResult,
@@ -448,6 +448,7 @@ class ReflexionAgent(ABC):
         """Stream one run of the graph from `inputs`, reporting each step; return the parsed result."""
         state, pending = inputs, None
         config = self._config(thread_id)
+        context = checked_context(self.context_schema, context)
         for mode, chunk in self.graph.stream(inputs, config, stream_mode=["updates", "values"], context=context):
             if mode == "values":
                 state = chunk
@@ -461,6 +462,7 @@ class ReflexionAgent(ABC):
     ) -> Any:
         state, pending = inputs, None
         config = self._config(thread_id)
+        context = checked_context(self.context_schema, context)
         async for mode, chunk in self.graph.astream(inputs, config, stream_mode=["updates", "values"], context=context):
             if mode == "values":
                 state = chunk

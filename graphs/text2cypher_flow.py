@@ -38,6 +38,7 @@ from nodes.run_context import (
     APPROVAL_ENV,
     DEFAULT_GRAPH,
     KeyedCache,
+    checked_context,
     current_context,
     default_connection_args,
     env_flag,
@@ -143,7 +144,7 @@ class Text2CypherFlow:
         return self._contexts.get(key, lambda: self._make_context(run, limits))
 
     def _make_context(self, run: Text2CypherContext, limits: dict[str, Any]) -> FlowContext:
-        args = run_database_args(run, self.connection_args, given_object=self._database is not None)
+        args = run_database_args(run, self.connection_args, given_object=self._database is not None, own_db=self._database)
         if args is None and self._database is not None:
             db = self._database
         else:
@@ -316,6 +317,7 @@ class Text2CypherFlow:
         state: dict[str, Any] = {}
         pending = None
         config = self._config(thread_id)
+        context = checked_context(Text2CypherContext, context)
         for mode, chunk in self.graph.stream(inputs, config, stream_mode=["custom", "values", "updates"], context=context):
             if mode == "custom":
                 yield chunk
@@ -370,7 +372,7 @@ class Text2CypherFlow:
     async def aask(self, question: str, *, thread_id: str | None = None, context: dict[str, Any] | None = None) -> Text2CypherResult:
         """`ask`, from async code: the graph runs its steps in worker threads."""
         config = self._config(thread_id)
-        state = await self.graph.ainvoke({"question": question}, config, context=context)
+        state = await self.graph.ainvoke({"question": question}, config, context=checked_context(Text2CypherContext, context))
         return self._finished(state, config, paused_on(state))
 
     def close(self) -> None:

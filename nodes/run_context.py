@@ -94,6 +94,18 @@ def current_context(schema: type[C]) -> C:
         raise ConfigurationError(f"invalid run context: {e}") from e
 
 
+def checked_context(schema: type[BaseModel], context: Any) -> Any:
+    """`context` as given, once it fits `schema`; a value that does not is a `ConfigurationError`
+    naming the field (LangGraph would raise pydantic's own error from inside the run)."""
+    if isinstance(context, dict):
+        try:
+            schema.model_validate(context)
+        except ValidationError as e:
+            fields = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
+            raise ConfigurationError(f"invalid run context: {fields}") from e
+    return context
+
+
 def lower(asked: float | None, own: float | None) -> float | None:
     """A run may lower a limit, never raise it: the smaller of the two (None is no limit)."""
     if asked is None:
@@ -183,15 +195,73 @@ def connection_args_from_url(url: str | None, graph: str | None = None) -> dict[
         if not parts.hostname:
             raise ConfigurationError(f"the database URL {url!r} names no host: write neo4j://host:7687")
         netloc = parts.netloc.rpartition("@")[2]
+        configured = user is None and password is None and _is_configured_neo4j(parts)
         return {
             "backend": "neo4j", "uri": f"{parts.scheme}://{netloc}",
-            "user": user or os.environ.get("NEO4J_USERNAME", "neo4j"),
-            "password": password or os.environ.get("NEO4J_PASSWORD"),
+            "user": user or (os.environ.get("NEO4J_USERNAME", "neo4j") if configured else "neo4j"),
+            "password": password if password is not None else (os.environ.get("NEO4J_PASSWORD") if configured else None),
             "database": graph or path,
         }
     raise ConfigurationError(
         f"unsupported database URL {url!r}: use 'embedded', 'falkordb://host:port' or a Neo4j URI "
         f"({', '.join(s + '://' for s in NEO4J_SCHEMES)})"
+    )
+
+
+def _server_of(parts: Any) -> tuple[str, int]:
+    return (parts.hostname or "").lower(), _port(parts, parts.geturl()) or 7687
+
+
+def _is_configured_neo4j(parts: Any) -> bool:
+    """Whether a Neo4j URL names the server the operator configured (`$NEO4J_URI`, or a Neo4j
+    `$REFLEXION_DATABASE_URL`): only there do the configured credentials go, never to a host a run
+    or a caller names."""
+    for name in (NEO4J_URI_ENV, DATABASE_URL_ENV):
+        value = os.environ.get(name, "").strip()
+        configured = urlsplit(value) if value else None
+        if configured is not None and configured.scheme in NEO4J_SCHEMES and _server_of(configured) == _server_of(parts):
+            return True
+    return False
+
+
+ALLOWED_DATABASES_ENV = "REFLEXION_ALLOWED_DATABASES"
+
+
+def _normalised_url(url: str) -> str:
+    return url.strip().rstrip("/").lower()
+
+
+def server_of(source: Any) -> tuple[Any, ...]:
+    """Which server a database is on, from connection arguments or an adapter object: embedded,
+    a FalkorDB host and port, or a Neo4j URI (credentials and the graph aside)."""
+    if isinstance(source, dict):
+        from nodes.graphdb.connect import backend_of
+
+        if backend_of(source) == "neo4j":
+            return ("neo4j", _normalised_url(str(source.get("uri") or source.get("url") or source.get("host") or "")))
+        if not source.get("host"):
+            return ("falkordb", "embedded")
+        return ("falkordb", str(source["host"]).lower(), int(source.get("port") or 6379))
+    if getattr(source, "dialect", None) == "neo4j":
+        return ("neo4j", _normalised_url(str(getattr(source, "uri", ""))))
+    return ("falkordb", str(getattr(source, "host", "")).lower(), int(getattr(source, "port", 0) or 0))
+
+
+def check_allowed_database(url: str, own: Any) -> None:
+    """A run's context may name only the agent's own database server (`own`: its connection
+    arguments or database object) or one the operator lists in `$REFLEXION_ALLOWED_DATABASES`
+    (comma-separated URLs; `*` for any). Otherwise a client could make the server connect
+    anywhere, with the server's identity, and probe the network by the errors it gets back."""
+    allowed = [u.strip() for u in os.environ.get(ALLOWED_DATABASES_ENV, "").split(",") if u.strip()]
+    if "*" in allowed:
+        return
+    wanted = server_of(connection_args_from_url(url))
+    if wanted == server_of(own) or wanted in {server_of(connection_args_from_url(u)) for u in allowed}:
+        return
+    listed = ", ".join(allowed) or "none"
+    raise ConfigurationError(
+        f"this run may not use the database {url!r}: runs may use the agent's own database and those the operator "
+        f"lists in {ALLOWED_DATABASES_ENV} (now: {listed}; a comma-separated list of URLs, or * for any)"
     )
 
 
@@ -203,11 +273,13 @@ def with_graph(args: dict[str, Any], graph: str) -> dict[str, Any]:
     return {**{k: v for k, v in args.items() if k not in ("graph", "db_name", "database")}, key: graph}
 
 
-def run_database_args(ctx: Any, own_args: dict[str, Any], given_object: bool) -> dict[str, Any] | None:
+def run_database_args(ctx: Any, own_args: dict[str, Any], given_object: bool, own_db: Any = None) -> dict[str, Any] | None:
     """The connection arguments of the database a run's context names; None for the agent's own.
     A context naming only a graph keeps the agent's database and selects that graph on it (which
-    needs connection arguments: an agent handed a database object cannot reopen it elsewhere)."""
+    needs connection arguments: an agent handed a database object cannot reopen it elsewhere).
+    A `database_url` must be allowed (`check_allowed_database`)."""
     if ctx.database_url:
+        check_allowed_database(ctx.database_url, own_db if given_object else (own_args or default_connection_args()))
         return connection_args_from_url(ctx.database_url, ctx.graph)
     if ctx.graph:
         if given_object:

@@ -42,12 +42,17 @@ class DatabaseContext(BaseModel):
     database_url: str | None = Field(
         default=None,
         description="'embedded' (the embedded FalkorDB), 'falkordb://host:port', or a Neo4j URI "
-        "('bolt://', 'neo4j://', 'neo4j+s://'; credentials in the URI or NEO4J_USERNAME/NEO4J_PASSWORD). "
-        "Default: $REFLEXION_DATABASE_URL, else embedded.",
+        "('bolt://', 'neo4j://', 'neo4j+s://'; credentials in the URI). Only databases the operator "
+        "allows in $REFLEXION_ALLOWED_DATABASES (and the agent's own) may be named. "
+        "Default: the agent's database.",
     )
     graph: str | None = Field(
         default=None,
-        description="The FalkorDB graph, or the Neo4j database. Default: $REFLEXION_GRAPH, else 'movies'.",
+        min_length=1,
+        max_length=128,
+        pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$",
+        description="The FalkorDB graph, or the Neo4j database (letters, digits, _, . and -). "
+        "Default: $REFLEXION_GRAPH, else 'movies'.",
     )
     row_cap: int | None = Field(default=None, ge=1, description="Rows a query may return (default 100).")
     query_timeout: float | None = Field(default=None, gt=0, description="Seconds a query may run (default 10).")

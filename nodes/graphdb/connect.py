@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from nodes.graphdb.falkordb_graph import FalkorDBGraph
@@ -11,6 +12,17 @@ from schemas.errors import ConfigurationError
 
 _FALKORDB_KEYS = {"backend", "graph", "db_name", "host", "port", "user", "username", "password", "data_dir"}
 _NEO4J_KEYS = {"backend", "host", "port", "uri", "url", "user", "username", "password", "db_name", "database", "scheme"}
+
+
+#: What a graph (FalkorDB) or database (Neo4j) name may be.
+GRAPH_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+
+
+def checked_name(name: Any, what: str = "graph") -> str:
+    """`name` if it can name a graph; an empty or odd name is refused, never read as the default."""
+    if not isinstance(name, str) or not GRAPH_NAME.fullmatch(name):
+        raise ConfigurationError(f"{name!r} is not a {what} name: use letters, digits, _, . and - (at most 128)")
+    return name
 
 
 def connect(connection_args: dict[str, Any] | None = None) -> GraphDatabase:
@@ -24,6 +36,9 @@ def connect(connection_args: dict[str, Any] | None = None) -> GraphDatabase:
       bolt/neo4j URI, with or without TLS).
     """
     args = dict(connection_args or {})
+    for key in ("graph", "db_name", "database"):
+        if args.get(key) is not None:
+            checked_name(args[key])
     backend = backend_of(args)
     if backend == "falkordb":
         _check_keys(args, _FALKORDB_KEYS, backend)
