@@ -144,3 +144,17 @@ def test_a_relationship_type_too_slow_to_sample_is_kept_without_its_endpoints(mo
 def test_validation_alone_refuses_every_spelling_of_a_write_procedure(movies_db, kind):
     with pytest.raises(WriteQueryRefusedError, match="would change the graph"):
         movies_db.validate(WRITES[kind])
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["MATCH (n:Person) RETURN n.name\x00 DETACH DELETE n", "MATCH (n)\x1b RETURN n", "EXPLAIN MATCH (n) RETURN n",
+     "profile MATCH (n) RETURN n", "  // plan\nPROFILE MATCH (n) RETURN n"],
+)
+def test_control_characters_and_plan_prefixes_are_refused_before_the_server_sees_them(movies_db, query):
+    before = graph_fingerprint(movies_db)
+    with pytest.raises(CypherSyntaxError):
+        movies_db.query(query)
+    with pytest.raises(CypherSyntaxError):
+        movies_db.validate(query)
+    assert graph_fingerprint(movies_db) == before

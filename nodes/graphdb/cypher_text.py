@@ -157,6 +157,22 @@ def _is_keyword_at(code: str, start: int, end: int) -> bool:
     return before not in (".", ":") and after != ":"
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_PLAN_PREFIX = re.compile(r"^\s*(EXPLAIN|PROFILE)\b", re.IGNORECASE)
+
+
+def refuse_unsendable(cypher: str) -> None:
+    """Refuse what a database would misread: control characters (FalkorDB silently cuts a query at
+    a NUL) and EXPLAIN/PROFILE prefixes (on FalkorDB an EXPLAIN sent as a query runs the query)."""
+    from schemas.errors import CypherSyntaxError
+
+    bad = _CONTROL.search(cypher)
+    if bad:
+        raise CypherSyntaxError(f"the query holds a control character ({bad.group()!r}); send plain text", cypher)
+    if _PLAN_PREFIX.match(code_only(cypher)):
+        raise CypherSyntaxError("send the query itself, without EXPLAIN or PROFILE", cypher)
+
+
 def lexical_write(cypher: str) -> str | None:
     """Why a query may change the database, judged from its text alone, or None. For databases
     whose query plans cannot be asked for (a user's own query hook), so it errs on the side of

@@ -20,6 +20,7 @@ from nodes.graphdb.cypher_text import (
     code_only,
     quote_name,
     reads_server_files,
+    refuse_unsendable,
     return_columns,
 )
 from nodes.graphdb.introspect import sample_schema
@@ -139,6 +140,7 @@ class FalkorDBGraph:
         """Compile `cypher` with GRAPH.EXPLAIN (never runs it); None for plan-less DDL the caller allowed."""
         if not cypher:
             raise CypherSyntaxError("the query is empty", cypher)
+        refuse_unsendable(cypher)
         if not allow_writes:
             self._refuse_lexical_writes(cypher)
         try:
