@@ -50,6 +50,7 @@ from nodes.run_context import (
     open_database,
     run_database_args,
 )
+from nodes.settings_checks import seconds, whole_number
 from nodes.tools.cypher import DEFAULT_ROWS_IN_MESSAGE, connect_hook, run_cypher, run_query_hook
 from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
 from schemas.kg_query import GenerateQuery, ReviseQuery
@@ -60,6 +61,7 @@ __all__ = ["GenerateQuery", "KGQueryReflexionAgent", "ResponderWithRetries", "Re
 
 REJECTED = "RejectedByReviewer"
 DEFAULT_TOOL_RESULTS_IN_PROMPT = 2  # the newest two results whole; older ones without their rows
+MAX_ROW_CAP = 100_000  # rows one query may bring back into the process
 
 
 class KGQueryReflexionAgent(ReflexionAgent):
@@ -95,7 +97,9 @@ class KGQueryReflexionAgent(ReflexionAgent):
         super().__init__(conversation_factory or chat_model_from_env, steps, **engine_options)
         self.connection_args = dict(connection_args or {})
         self.query_lang = query_lang or "Cypher"
-        self.query_timeout, self.row_cap, self.rows_in_message = query_timeout, row_cap, rows_in_message
+        self.query_timeout = seconds("query_timeout", query_timeout)
+        self.row_cap = whole_number("row_cap", row_cap, low=1, high=MAX_ROW_CAP, none=True)
+        self.rows_in_message = whole_number("rows_in_message", rows_in_message, low=1, high=MAX_ROW_CAP)
         self.allow_writes = allow_writes
         self.require_approval = env_flag(APPROVAL_ENV) if require_approval is None else require_approval
         self._db = database

@@ -32,6 +32,7 @@ from pydantic import BaseModel
 from nodes.checkpoints import DURABLE, INTERRUPT, paused_on, resolve_checkpointer, resume_plan
 from nodes.models.resolve import chat_model_from_env, resolve_chat_model
 from nodes.reflexion.prompt_view import prompt_messages
+from nodes.settings_checks import checkpointer_setting, whole_number
 from nodes.reflexion.responder import Responder, ResponderReply
 from nodes.reflexion.responder_with_retries import ResponderWithRetries, arespond_with, respond_with
 from nodes.reflexion.scoring import parse_score
@@ -117,7 +118,7 @@ class ReflexionAgent(ABC):
         self.conversation_factory = conversation_factory
         self.max_steps = max_steps
         self.score_threshold = float(score_threshold)
-        self.max_model_retries = max_model_retries
+        self.max_model_retries = whole_number("max_model_retries", max_model_retries, low=0, high=10)
         self.max_repeats = max_repeats
         self.trust_non_empty_result = bool(trust_non_empty_result)
         if tool_results_in_prompt is not None and (
@@ -125,7 +126,7 @@ class ReflexionAgent(ABC):
         ):
             raise ConfigurationError(f"tool_results_in_prompt must be None (all) or a positive integer, got {tool_results_in_prompt!r}")
         self.tool_results_in_prompt = tool_results_in_prompt
-        self.checkpointer = resolve_checkpointer(checkpointer)
+        self.checkpointer = resolve_checkpointer(checkpointer_setting(checkpointer))
         #: biochatter's `ReflexionAgentLogger` (or any object with `log_step_message` and
         #: `log_final_result`): told of every step and of the result, as in biochatter.
         self.agent_logger = agent_logger

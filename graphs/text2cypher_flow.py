@@ -34,6 +34,7 @@ from nodes.graphdb.protocol import (
     graph_name,
 )
 from nodes.models.resolve import chat_model_from_env, resolve_chat_model
+from nodes.settings_checks import checkpointer_setting, seconds, whole_number
 from nodes.run_context import (
     APPROVAL_ENV,
     DEFAULT_GRAPH,
@@ -71,6 +72,13 @@ FLOWS: tuple[Flow, ...] = ("naive", "retry", "retry_evaluate", "planner")
 #: `seed_examples`' default: the movies examples, for the movies demo graph only.
 DEMO_EXAMPLES: Any = Path("<the movies examples, for the movies graph only>")
 DEFAULT_MAX_LLM_CALLS = 12
+
+
+def text_question(question: Any) -> str:
+    """The question, if it is text (an empty one ends the run `invalid_input`, as on the server)."""
+    if not isinstance(question, str):
+        raise ConfigurationError(f"the question must be text, got {type(question).__name__}")
+    return question
 
 
 def is_movies_graph(db: GraphDatabase) -> bool:
@@ -111,9 +119,13 @@ class Text2CypherFlow:
     ) -> None:
         if flow not in FLOWS:
             raise ConfigurationError(f"unknown flow {flow!r}; choose one of {', '.join(FLOWS)}")
-        for name, value, low in (("max_retries", max_retries, 0), ("max_llm_calls", max_llm_calls, 1), ("row_cap", row_cap, 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ConfigurationError(f"{name} must be an integer of at least {low}, got {value!r}")
+        whole_number("max_retries", max_retries, low=0, high=20)
+        whole_number("max_llm_calls", max_llm_calls, low=1, high=200)
+        whole_number("row_cap", row_cap, low=1, high=100_000)
+        whole_number("few_shot_k", few_shot_k, low=0, high=50)
+        whole_number("schema_chars", schema_chars, low=200, high=1_000_000)
+        query_timeout = seconds("query_timeout", query_timeout)
+        seconds("cache_seconds", cache_seconds, none=False, high=7 * 86_400.0)
         self.flow: Flow = flow
         self.connection_args = dict(connection_args or {})
         self.conversation_factory = conversation_factory or chat_model_from_env
@@ -124,7 +136,7 @@ class Text2CypherFlow:
             "require_approval": env_flag(APPROVAL_ENV) if require_approval is None else require_approval,
             "map_values": bool(map_values),
         }
-        self.checkpointer = resolve_checkpointer(checkpointer)
+        self.checkpointer = resolve_checkpointer(checkpointer_setting(checkpointer))
         self._contexts = KeyedCache()  # one FlowContext per (model, database, limits) a run asks for
         self._databases = KeyedCache()  # databases opened here, by connection arguments
         self._stores = KeyedCache()  # one example store per database
@@ -332,7 +344,7 @@ class Text2CypherFlow:
     ) -> Iterator[dict[str, Any] | Text2CypherResult]:
         """Each step's progress event (`{"label", "payload"}`) as it happens, then the result.
         `context` holds this run's settings (`Text2CypherContext`: model, database, limits, approval)."""
-        return self._stream({"question": question}, thread_id, context)
+        return self._stream({"question": text_question(question)}, thread_id, context)
 
     def ask(
         self,
@@ -372,7 +384,7 @@ class Text2CypherFlow:
     async def aask(self, question: str, *, thread_id: str | None = None, context: dict[str, Any] | None = None) -> Text2CypherResult:
         """`ask`, from async code: the graph runs its steps in worker threads."""
         config = self._config(thread_id)
-        state = await self.graph.ainvoke({"question": question}, config, context=checked_context(Text2CypherContext, context))
+        state = await self.graph.ainvoke({"question": text_question(question)}, config, context=checked_context(Text2CypherContext, context))
         return self._finished(state, config, paused_on(state))
 
     def close(self) -> None:
