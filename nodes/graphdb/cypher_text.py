@@ -159,18 +159,38 @@ def _is_keyword_at(code: str, start: int, end: int) -> bool:
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _PLAN_PREFIX = re.compile(r"^\s*(EXPLAIN|PROFILE)\b", re.IGNORECASE)
+_LITERAL_RANGE = re.compile(r"\brange\s*\(\s*(-?\d+)\s*,\s*(-?\d+)\s*(?:,\s*(-?\d+)\s*)?\)", re.IGNORECASE)
+MAX_QUERY_CHARS = 20_000  # model-written queries are a few hundred characters
+MAX_NESTING = 12  # brackets inside brackets: FalkorDB's compile time grows steeply with depth (25 levels: 2 minutes)
+MAX_RANGE = 10_000_000  # range() builds its whole list at once; 10^9 elements is 16 GB, before any limit applies
 
 
 def refuse_unsendable(cypher: str) -> None:
-    """Refuse what a database would misread: control characters (FalkorDB silently cuts a query at
-    a NUL) and EXPLAIN/PROFILE prefixes (on FalkorDB an EXPLAIN sent as a query runs the query)."""
+    """Refuse, before the server sees it, what a database would misread or could not survive:
+    control characters (FalkorDB silently cuts a query at a NUL), EXPLAIN/PROFILE prefixes (on
+    FalkorDB an EXPLAIN sent as a query runs the query), and queries whose size, bracket nesting
+    or literal range() would cost the server more memory or compile time than any query should."""
     from schemas.errors import CypherSyntaxError
 
     bad = _CONTROL.search(cypher)
     if bad:
         raise CypherSyntaxError(f"the query holds a control character ({bad.group()!r}); send plain text", cypher)
-    if _PLAN_PREFIX.match(code_only(cypher)):
+    if len(cypher) > MAX_QUERY_CHARS:
+        raise CypherSyntaxError(f"the query is {len(cypher):,} characters long; the limit is {MAX_QUERY_CHARS:,}", cypher)
+    code = code_only(cypher)
+    if _PLAN_PREFIX.match(code):
         raise CypherSyntaxError("send the query itself, without EXPLAIN or PROFILE", cypher)
+    depth = max(code_depths(cypher), default=0)
+    if depth > MAX_NESTING:
+        raise CypherSyntaxError(f"the query nests brackets {depth} deep; the limit is {MAX_NESTING}", cypher)
+    for match in _LITERAL_RANGE.finditer(code):
+        start, end, step = int(match.group(1)), int(match.group(2)), int(match.group(3) or 1)
+        size = (end - start) // step + 1 if step else MAX_RANGE + 1
+        if size > MAX_RANGE:
+            raise CypherSyntaxError(
+                f"range({start}, {end}) would build a list of {size:,} values; the limit is {MAX_RANGE:,}: "
+                "count or aggregate over the graph's data instead", cypher,
+            )
 
 
 def lexical_write(cypher: str) -> str | None:

@@ -24,6 +24,20 @@ from schemas.errors import ConfigurationError, DatabaseUnavailableError
 STATE_FILE = "falkordb-server.json"
 LOCK_FILE = "falkordb-server.lock"
 DEFAULT_DATA_DIR_ENV = "REFLEXION_DATA_DIR"
+QUERY_MEMORY_ENV = "REFLEXION_QUERY_MEMORY_MB"
+DEFAULT_QUERY_MEMORY_MB = 1024  # FalkorDB's QUERY_MEM_CAPACITY: no one query may use more
+
+
+def query_memory_bytes() -> int:
+    """The memory one query may use on the embedded server (`$REFLEXION_QUERY_MEMORY_MB`, default 1 GB)."""
+    raw = os.environ.get(QUERY_MEMORY_ENV, "").strip()
+    try:
+        megabytes = int(raw) if raw else DEFAULT_QUERY_MEMORY_MB
+    except ValueError as e:
+        raise ConfigurationError(f"{QUERY_MEMORY_ENV} must be a whole number of megabytes, got {raw!r}") from e
+    if megabytes < 16:
+        raise ConfigurationError(f"{QUERY_MEMORY_ENV} must be at least 16, got {megabytes}")
+    return megabytes * 1024 * 1024
 
 
 def default_data_dir() -> Path:
@@ -98,6 +112,9 @@ class EmbeddedFalkorDB:
             "--protected-mode", "yes",
             "--logfile", str(directory / "falkordb.log"),
             "--loadmodule", get_falkordb_module(),
+            # A query past this memory fails with an error instead of growing the server until the
+            # kernel kills it (with every other client's unsaved writes).
+            "QUERY_MEM_CAPACITY", str(query_memory_bytes()),
         ]
         process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + wait_s

@@ -115,6 +115,8 @@ class FalkorDBGraph:
     def _translate(self, error: Exception, cypher: str, *, compiling: bool = False) -> Exception:
         if isinstance(error, redis.exceptions.TimeoutError) and cypher:
             return QueryTimeoutError(f"no answer within the client's socket timeout: {error}", cypher)
+        if "mem consumption exceeded capacity" in str(error):
+            return QueryError(f"the query used more memory than one query may ({error}); fetch less: filter earlier, aggregate, add LIMIT", cypher)
         if isinstance(error, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)):
             return DatabaseUnavailableError(
                 f"FalkorDB at {self.host}:{self.port} is unreachable: {error}"
@@ -206,6 +208,8 @@ class FalkorDBGraph:
         allow_writes: bool = False,
     ) -> QueryResult:
         cypher = _strip(cypher)
+        if cypher:
+            refuse_unsendable(cypher)  # before anything, the wrapper's EXPLAIN included, reaches the server
         if not allow_writes and cypher:
             self._refuse_lexical_writes(cypher)
         to_run, plan = self._capped(cypher, params, row_cap)

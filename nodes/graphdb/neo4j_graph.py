@@ -15,7 +15,7 @@ from typing import Any
 import neo4j
 from neo4j import exceptions as neo4j_errors
 
-from nodes.graphdb.cypher_text import reads_server_files
+from nodes.graphdb.cypher_text import reads_server_files, refuse_unsendable
 from nodes.graphdb.introspect import sample_schema
 from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP
 from nodes.graphdb.values import to_plain
@@ -107,8 +107,7 @@ class Neo4jGraph:
         cypher = cypher.strip().rstrip(";").strip()
         if not cypher:
             raise CypherSyntaxError("the query is empty", cypher)
-        if cypher.upper().startswith(("EXPLAIN", "PROFILE")):
-            raise CypherSyntaxError("send the query itself, without EXPLAIN or PROFILE", cypher)
+        refuse_unsendable(cypher)
         if reads_server_files(cypher) and not allow_writes:  # EXPLAIN reports LOAD CSV as a read
             raise WriteQueryRefusedError("LOAD CSV reads files on the database server and is not allowed", cypher)
         try:
