@@ -190,3 +190,63 @@ def test_a_script_with_nothing_to_run_and_one_the_database_would_read_files_for(
     server_side.write_text("LOAD CSV FROM $url AS row CREATE (:X {v: row[0]});\n")
     assert main(["--data-dir", data_dir, "load", str(server_side), "--graph", unique("never")]) == 2
     assert "statement 1 (line 1" in capsys.readouterr().err
+
+
+NORTHWIND_STYLE = """// The product catalogue, imported the way Neo4j's Northwind guide does (Neo4j 3.x syntax included).
+LOAD CSV WITH HEADERS FROM "https://example.net/northwind/products.csv" AS row
+CREATE (n:Product)
+SET n = row,
+  n.unitPrice = toFloat(row.unitPrice),
+  n.unitsInStock = toInteger(row.unitsInStock), n.reorderLevel = toInteger(row.reorderLevel),
+  n.discontinued = (row.discontinued <> "0");
+
+LOAD CSV WITH HEADERS FROM "https://example.net/northwind/categories.csv" AS row
+CREATE (n:Category)
+SET n = row;
+
+LOAD CSV WITH HEADERS FROM "https://example.net/northwind/suppliers.csv" AS row
+CREATE (n:Supplier)
+SET n = row;
+
+CREATE INDEX ON :Product(productID);
+CREATE CONSTRAINT ON (c:Category) ASSERT c.categoryID IS UNIQUE;
+
+MATCH (p:Product),(c:Category)
+WHERE p.categoryID = c.categoryID
+CREATE (p)-[:PART_OF]->(c);
+
+MATCH (p:Product),(s:Supplier)
+WHERE p.supplierID = s.supplierID
+CREATE (s)-[:SUPPLIES]->(p);
+"""
+
+
+def test_a_script_in_the_style_of_neo4j_northwind_guide_loads(data_dir, falkordb_server, tmp_path, capsys):
+    """Statement forms the shop script does not use: `SET n = row`, double-quoted URLs, joins in
+    WHERE, and Neo4j 3.x index and constraint syntax; the CSV keeps Northwind's literal NULLs."""
+    (tmp_path / "northwind.cypher").write_text(NORTHWIND_STYLE)
+    (tmp_path / "products.csv").write_text(
+        "productID,productName,supplierID,categoryID,quantityPerUnit,unitPrice,unitsInStock,reorderLevel,discontinued\n"
+        "1,Chai,1,1,10 boxes x 20 bags,18,39,10,0\n2,Chang,1,1,24 - 12 oz bottles,19,17,25,0\n"
+        "3,Aniseed Syrup,1,2,12 - 550 ml bottles,10,13,25,0\n4,Chef Anton's Gumbo Mix,2,2,36 boxes,21.35,0,0,1\n"
+    )
+    (tmp_path / "categories.csv").write_text(
+        'categoryID,categoryName,description\n1,Beverages,"Soft drinks, coffees, teas"\n2,Condiments,"Sauces, spreads"\n'
+    )
+    (tmp_path / "suppliers.csv").write_text(
+        "supplierID,companyName,city,region,postalCode\n1,Exotic Liquids,London,NULL,EC1 4SD\n2,Cajun Delights,New Orleans,LA,70117\n"
+    )
+    name = unique("northwind")
+    assert main(["--data-dir", data_dir, "load", str(tmp_path / "northwind.cypher"), "--graph", name]) == 0
+    out = capsys.readouterr().out
+    assert "2 translated, 0 skipped" in out and "the graph has 8 nodes, 8 relationships" in out
+    db = open_graph(falkordb_server, name)
+    try:
+        assert db.query("MATCH (p:Product {productID: '4'}) RETURN p.discontinued, p.quantityPerUnit, p.unitsInStock").rows == [
+            [True, "36 boxes", 0]]
+        supplied = db.query("MATCH (s:Supplier)-[:SUPPLIES]->(p)-[:PART_OF]->(c) RETURN s.companyName, count(p) ORDER BY s.companyName").rows
+        assert supplied == [["Cajun Delights", 1], ["Exotic Liquids", 3]]
+        indexed = {row[0] for row in db.query("CALL db.indexes() YIELD label RETURN label", row_cap=None).rows}
+        assert {"Product", "Category"} <= indexed
+    finally:
+        db.clear()

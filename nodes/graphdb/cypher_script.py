@@ -45,8 +45,23 @@ class LoadReport:
     csv_rows: int = 0  # rows read by LOAD CSV statements
 
 
+_LEGACY_INDEX = re.compile(r"\bON\s*:\s*(?P<label>`[^`]+`|\w+)\s*\((?P<props>[^)]*)\)", re.IGNORECASE)
+_LEGACY_CONSTRAINT = re.compile(r"\bON(?=\s*\(\s*\w+\s*:)", re.IGNORECASE)
+
+
+def _neo4j5_syntax(statement: str) -> str:
+    """Neo4j 3/4 schema statements (`CREATE INDEX ON :L(p)`, `CREATE CONSTRAINT ON (n:L) ASSERT
+    n.p IS UNIQUE`), which many example scripts still use, in Neo4j 5's form."""
+    legacy = _LEGACY_INDEX.search(statement)
+    if legacy:
+        props = ", ".join(f"n.{p.strip()}" for p in legacy.group("props").split(",") if p.strip())
+        return statement[: legacy.start()] + f"FOR (n:{legacy.group('label')}) ON ({props})" + statement[legacy.end() :]
+    return re.sub(r"\bASSERT\b", "REQUIRE", _LEGACY_CONSTRAINT.sub("FOR", statement), flags=re.IGNORECASE)
+
+
 def translate_schema_statement(statement: str) -> tuple[str | None, str]:
-    """FalkorDB's equivalent of a Neo4j 5 constraint/index statement, or None and why not."""
+    """FalkorDB's equivalent of a Neo4j constraint/index statement, or None and why not."""
+    statement = _neo4j5_syntax(statement)
     match = _FOR_ON.search(statement)
     kind = _SCHEMA_STATEMENT.match(statement)
     if not match or not kind:
