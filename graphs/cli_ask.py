@@ -14,11 +14,12 @@ from typing import Any
 from rich.console import Console
 from rich.prompt import Prompt
 
+from graphs.cli_graphs import require_graph
 from graphs.exit_codes import EXIT_ANSWERED, EXIT_DATABASE, EXIT_NO_ANSWER
 from graphs.text2cypher_flow import Text2CypherFlow
-from nodes.graphdb import connect, ensure_movies_graph
+from nodes.graphdb import connect
 from nodes.models.resolve import chat_model_from_env
-from nodes.run_context import open_database
+from nodes.run_context import DEFAULT_GRAPH, load_demo_if_new, open_database
 from schemas.errors import ConfigurationError
 
 NEXT_STEP = {"draft": "running the query", "execute_tool": "the model scores the result", "revise": "running the revised query"}
@@ -55,12 +56,10 @@ def database(args: argparse.Namespace) -> Any:
     database (`$REFLEXION_DATABASE_URL`, `$REFLEXION_GRAPH`), by default the embedded movies graph."""
     if args.graph is None and args.data_dir is None:
         return open_database()
-    db = connect({"backend": "falkordb", "graph": args.graph or "movies", "data_dir": args.data_dir})
-    if (args.graph or "movies") == "movies":
-        ensure_movies_graph(db)
-    elif args.graph not in db.graphs():
-        known = ", ".join(db.graphs()) or "none"
-        raise ConfigurationError(f"there is no graph {args.graph!r} in the embedded database (its graphs: {known}); load one with reflexion load")
+    where = {"backend": "falkordb", "graph": args.graph or DEFAULT_GRAPH, "data_dir": args.data_dir}
+    db = connect(where)
+    if load_demo_if_new(db, where) is None:
+        require_graph(db)
     return db
 
 

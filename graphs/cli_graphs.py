@@ -24,8 +24,8 @@ from rich.prompt import Confirm
 
 from graphs.exit_codes import EXIT_ANSWERED, EXIT_NO_ANSWER
 from nodes.graphdb import connect, load_cypher_script
-from nodes.graphdb.connect import GRAPH_NAME
 from nodes.graphdb.atomic_load import SCRATCH_MARK, load_atomically
+from nodes.graphdb.connect import checked_name
 from nodes.graphdb.csv_loader import load_nodes_csv, load_relationships_csv, parse_endpoint, parse_types
 from nodes.run_context import DEFAULT_GRAPH
 from schemas.errors import ConfigurationError, QueryError
@@ -37,10 +37,9 @@ EXAMPLE_TIMEOUT_S = 10.0
 def checked_graph_name(name: str) -> str:
     """A graph name a user may create: letters, digits, `_`, `.`, `-`, and none of the names the
     project keeps for itself (`<graph>__examples`, scratch copies)."""
-    if not GRAPH_NAME.fullmatch(name or "") or name.endswith(EXAMPLES_SUFFIX) or SCRATCH_MARK in name:
-        raise ConfigurationError(
-            f"{name!r} is not a graph name: use letters, digits, _, . and - (not ending in {EXAMPLES_SUFFIX})"
-        )
+    checked_name(name)
+    if name.endswith(EXAMPLES_SUFFIX) or SCRATCH_MARK in name:
+        raise ConfigurationError(f"{name!r} is a name the project keeps for itself (…{EXAMPLES_SUFFIX}, …{SCRATCH_MARK}…)")
     return name
 
 
@@ -48,12 +47,19 @@ def _embedded(args: argparse.Namespace, graph: str) -> Any:
     return connect({"backend": "falkordb", "graph": graph, "data_dir": args.data_dir})
 
 
-def _existing(args: argparse.Namespace, graph: str) -> Any:
-    db = _embedded(args, checked_graph_name(graph))
-    if graph not in db.graphs():
-        known = ", ".join(g for g in db.graphs() if not g.endswith(EXAMPLES_SUFFIX)) or "none"
-        raise ConfigurationError(f"there is no graph {graph!r} in the embedded database (its graphs: {known})")
+def require_graph(db: Any) -> Any:
+    """`db` if its graph exists on the embedded database; else a configuration error naming those that do."""
+    graphs = db.graphs()
+    if db.graph_name not in graphs:
+        known = ", ".join(g for g in graphs if not g.endswith(EXAMPLES_SUFFIX)) or "none"
+        raise ConfigurationError(
+            f"there is no graph {db.graph_name!r} in the embedded database (its graphs: {known}); load one with reflexion load"
+        )
     return db
+
+
+def _existing(args: argparse.Namespace, graph: str) -> Any:
+    return require_graph(_embedded(args, checked_graph_name(graph)))
 
 
 def _target_graph(args: argparse.Namespace, path: Path) -> str:

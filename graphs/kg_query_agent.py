@@ -27,6 +27,7 @@ from langgraph.types import interrupt
 
 from graphs.reflexion_agent import ReflexionAgent
 from nodes.graphdb.connect import backend_of
+from nodes.graphdb.hook_database import HookDatabase, connect_hook
 from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP, GraphDatabase
 from nodes.models.resolve import chat_model_from_env
 from nodes.prompts.kg_query import (
@@ -51,7 +52,7 @@ from nodes.run_context import (
     run_database_args,
 )
 from nodes.settings_checks import seconds, whole_number
-from nodes.tools.cypher import DEFAULT_ROWS_IN_MESSAGE, connect_hook, run_cypher, run_query_hook
+from nodes.tools.cypher import DEFAULT_ROWS_IN_MESSAGE, run_cypher
 from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
 from schemas.kg_query import GenerateQuery, ReviseQuery
 from schemas.reflexion import ReflexionState, StopReason, ToolOutcome, ToolRun
@@ -176,15 +177,25 @@ class KGQueryReflexionAgent(ReflexionAgent):
     def _query_graph_database(self, query: str) -> list[Any]:
         """biochatter's hook: run `query` and return `[rows]`, the rows as dicts, read-only unless
         `allow_writes`. The agent's own tool step does not go through it (it keeps errors,
-        truncation and timeouts in the outcome); when a subclass overrides it, the tool step calls
-        `_connect_db()` and then the override instead of the agent's database."""
+        truncation and timeouts in the outcome); when a subclass overrides it, the tool step runs
+        queries through `_connect_db()` and the override instead of the agent's database."""
         self._connect_db()
+        return [self.db.query(query, **self._query_limits()).records()]
+
+    def _query_limits(self) -> dict[str, Any]:
+        """This run's timeout and row cap (a run may lower the agent's), and whether writes may run."""
         ctx = self.run_context()
-        result = self.db.query(
-            query, timeout=lower(ctx.query_timeout, self.query_timeout),
-            row_cap=lower(ctx.row_cap, self.row_cap), allow_writes=self.allow_writes,  # type: ignore[arg-type]
-        )
-        return [result.records()]
+        return {
+            "timeout": lower(ctx.query_timeout, self.query_timeout),
+            "row_cap": lower(ctx.row_cap, self.row_cap),
+            "allow_writes": self.allow_writes,
+        }
+
+    def _tool_database(self) -> GraphDatabase:
+        """The database the tool step queries: a subclass's own through its hooks, else the agent's."""
+        if self._brings_own_database():
+            return HookDatabase(self._connect_db, self._query_graph_database)  # type: ignore[return-value]
+        return self.db
 
     def _system_prompt(self, instruction: str, prompt: str | None) -> str:
         if prompt is None and self._brings_own_database():
@@ -213,17 +224,7 @@ class KGQueryReflexionAgent(ReflexionAgent):
         return self._query_message(latest_action(state), last_tool_call_id(state))
 
     def _query_message(self, query: str, tool_call_id: str, note: str = "") -> ToolMessage:
-        ctx = self.run_context()
-        limits = {
-            "timeout": lower(ctx.query_timeout, self.query_timeout),
-            "row_cap": lower(ctx.row_cap, self.row_cap),
-            "rows_in_message": self.rows_in_message,
-            "allow_writes": self.allow_writes,
-        }
-        if self._brings_own_database():
-            outcome = run_query_hook(self._connect_db, self._query_graph_database, query, **limits)  # type: ignore[arg-type]
-        else:
-            outcome = run_cypher(self.db, query, **limits)  # type: ignore[arg-type]
+        outcome = run_cypher(self._tool_database(), query, rows_in_message=self.rows_in_message, **self._query_limits())
         if note:
             outcome = outcome.model_copy(update={"content": f"{note}\n{outcome.content}"})
         return ToolMessage(content=outcome.content, tool_call_id=tool_call_id, artifact=outcome.model_dump())

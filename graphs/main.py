@@ -20,9 +20,9 @@ from langchain_core.messages import BaseMessage
 
 from graphs.exit_codes import EXIT_ANSWERED, EXIT_CONFIGURATION, EXIT_DATABASE, EXIT_NO_ANSWER
 from graphs.kg_query_agent import KGQueryReflexionAgent
-from nodes.graphdb import connect, ensure_movies_graph
+from nodes.graphdb import connect
 from nodes.models.resolve import chat_model_from_env
-from nodes.run_context import DEFAULT_GRAPH, backend_is_embedded, default_connection_args
+from nodes.run_context import default_connection_args, load_demo_if_new
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
 from schemas.reflexion import ReflexionAgentResult, ToolOutcome
 
@@ -84,10 +84,9 @@ def main(argv: list[str] | None = None) -> int:
         model = chat_model_from_env(args.model)
         where = {"backend": "falkordb", "data_dir": args.data_dir} if args.data_dir else default_connection_args()
         db = connect(where)
-        if backend_is_embedded(where) and (where.get("graph") or DEFAULT_GRAPH) == DEFAULT_GRAPH:
-            report = ensure_movies_graph(db)
-            if report is not None:
-                print(f"Loaded the movies graph ({report.executed} statements).", flush=True)
+        report = load_demo_if_new(db, where)
+        if report is not None:
+            print(f"Loaded the movies graph ({report.executed} statements).", flush=True)
         agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=db, max_steps=args.max_steps)
         print(f"Question: {args.question}", flush=True)
         result = agent.execute(args.question, on_step=print_step)

@@ -32,7 +32,6 @@ from pydantic import BaseModel
 from nodes.checkpoints import DURABLE, INTERRUPT, paused_on, resolve_checkpointer, resume_plan
 from nodes.models.resolve import chat_model_from_env, resolve_chat_model
 from nodes.reflexion.prompt_view import prompt_messages
-from nodes.settings_checks import checkpointer_setting, whole_number
 from nodes.reflexion.responder import Responder, ResponderReply
 from nodes.reflexion.responder_with_retries import ResponderWithRetries, arespond_with, respond_with
 from nodes.reflexion.scoring import parse_score
@@ -61,6 +60,7 @@ from nodes.reflexion.stop_rules import (
     unbelieved_score_note,
 )
 from nodes.run_context import KeyedCache, checked_context, current_context, started_context, stored_context
+from nodes.settings_checks import checkpointer_setting, whole_number
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
 from schemas.reflexion import (
     ReflexionAgentResult,
@@ -107,12 +107,10 @@ class ReflexionAgent(ABC):
         checkpointer: Any = DURABLE,
         agent_logger: Any = None,
     ) -> None:
-        if isinstance(max_steps, bool) or not isinstance(max_steps, int) or not 1 <= max_steps <= MAX_STEPS_LIMIT:
-            raise ConfigurationError(f"max_steps must be an integer from 1 to {MAX_STEPS_LIMIT}, got {max_steps!r}")
+        whole_number("max_steps", max_steps, low=1, high=MAX_STEPS_LIMIT)
         if not callable(conversation_factory):
             raise ConfigurationError("conversation_factory must be a callable that returns a chat model")
-        if isinstance(max_repeats, bool) or not isinstance(max_repeats, int) or max_repeats < 1:
-            raise ConfigurationError(f"max_repeats must be a positive integer, got {max_repeats!r}")
+        whole_number("max_repeats", max_repeats, low=1)
         if isinstance(score_threshold, bool) or not isinstance(score_threshold, (int, float)) or not 0 <= score_threshold <= 10:
             raise ConfigurationError(f"score_threshold must be a number from 0 to 10, got {score_threshold!r}")
         self.conversation_factory = conversation_factory
@@ -121,11 +119,7 @@ class ReflexionAgent(ABC):
         self.max_model_retries = whole_number("max_model_retries", max_model_retries, low=0, high=10)
         self.max_repeats = max_repeats
         self.trust_non_empty_result = bool(trust_non_empty_result)
-        if tool_results_in_prompt is not None and (
-            isinstance(tool_results_in_prompt, bool) or not isinstance(tool_results_in_prompt, int) or tool_results_in_prompt < 1
-        ):
-            raise ConfigurationError(f"tool_results_in_prompt must be None (all) or a positive integer, got {tool_results_in_prompt!r}")
-        self.tool_results_in_prompt = tool_results_in_prompt
+        self.tool_results_in_prompt = whole_number("tool_results_in_prompt", tool_results_in_prompt, low=1, none=True)
         self.checkpointer = resolve_checkpointer(checkpointer_setting(checkpointer))
         #: biochatter's `ReflexionAgentLogger` (or any object with `log_step_message` and
         #: `log_final_result`): told of every step and of the result, as in biochatter.

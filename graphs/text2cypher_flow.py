@@ -26,18 +26,16 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
 from nodes.checkpoints import DURABLE, paused_on, resolve_checkpointer, resume_plan
+from nodes.graphdb.demo_data import is_movies_graph
 from nodes.graphdb.protocol import (
     DEFAULT_QUERY_TIMEOUT_S,
     DEFAULT_ROW_CAP,
     GraphDatabase,
     graph_exists,
-    graph_name,
 )
 from nodes.models.resolve import chat_model_from_env, resolve_chat_model
-from nodes.settings_checks import checkpointer_setting, seconds, whole_number
 from nodes.run_context import (
     APPROVAL_ENV,
-    DEFAULT_GRAPH,
     KeyedCache,
     checked_context,
     current_context,
@@ -49,6 +47,7 @@ from nodes.run_context import (
     started_context,
     stored_context,
 )
+from nodes.settings_checks import checkpointer_setting, seconds, whole_number
 from nodes.text2cypher import planner, steps
 from nodes.text2cypher.context import FlowContext, usage_total
 from nodes.text2cypher.fewshots import SEED_EXAMPLES, Embedder, FewShotStore, MemoryFewShotStore
@@ -79,17 +78,6 @@ def text_question(question: Any) -> str:
     if not isinstance(question, str):
         raise ConfigurationError(f"the question must be text, got {type(question).__name__}")
     return question
-
-
-def is_movies_graph(db: GraphDatabase) -> bool:
-    """The movies demo: the graph named so, or one holding its labels and ACTED_IN (Neo4j's movies
-    example is often loaded into the default database)."""
-    if graph_name(db) == DEFAULT_GRAPH:
-        return True
-    try:
-        return {"Movie", "Person"} <= set(db.labels()) and "ACTED_IN" in db.relationship_types()
-    except GraphDatabaseError:
-        return False
 
 
 class Text2CypherFlow:

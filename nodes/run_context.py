@@ -208,8 +208,9 @@ def connection_args_from_url(url: str | None, graph: str | None = None) -> dict[
     )
 
 
-def _server_of(parts: Any) -> tuple[str, int]:
-    return (parts.hostname or "").lower(), _port(parts, parts.geturl()) or 7687
+def _host_port(url: str, default_port: int) -> tuple[str, int]:
+    parts = urlsplit(url if "://" in url else f"//{url}")
+    return (parts.hostname or "").lower(), _port(parts, url) or default_port
 
 
 def _is_configured_neo4j(parts: Any) -> bool:
@@ -218,8 +219,7 @@ def _is_configured_neo4j(parts: Any) -> bool:
     or a caller names."""
     for name in (NEO4J_URI_ENV, DATABASE_URL_ENV):
         value = os.environ.get(name, "").strip()
-        configured = urlsplit(value) if value else None
-        if configured is not None and configured.scheme in NEO4J_SCHEMES and _server_of(configured) == _server_of(parts):
+        if urlsplit(value).scheme in NEO4J_SCHEMES and _host_port(value, 7687) == _host_port(parts.geturl(), 7687):
             return True
     return False
 
@@ -227,23 +227,20 @@ def _is_configured_neo4j(parts: Any) -> bool:
 ALLOWED_DATABASES_ENV = "REFLEXION_ALLOWED_DATABASES"
 
 
-def _normalised_url(url: str) -> str:
-    return url.strip().rstrip("/").lower()
-
-
 def server_of(source: Any) -> tuple[Any, ...]:
     """Which server a database is on, from connection arguments or an adapter object: embedded,
-    a FalkorDB host and port, or a Neo4j URI (credentials and the graph aside)."""
+    or a backend with its host and port (scheme, credentials and graph aside: `bolt://h` and
+    `neo4j://h:7687` are one server)."""
     if isinstance(source, dict):
         from nodes.graphdb.connect import backend_of
 
         if backend_of(source) == "neo4j":
-            return ("neo4j", _normalised_url(str(source.get("uri") or source.get("url") or source.get("host") or "")))
+            return ("neo4j", *_host_port(str(source.get("uri") or source.get("url") or source.get("host") or ""), int(source.get("port") or 7687)))
         if not source.get("host"):
             return ("falkordb", "embedded")
         return ("falkordb", str(source["host"]).lower(), int(source.get("port") or 6379))
     if getattr(source, "dialect", None) == "neo4j":
-        return ("neo4j", _normalised_url(str(getattr(source, "uri", ""))))
+        return ("neo4j", *_host_port(str(getattr(source, "uri", "")), 7687))
     return ("falkordb", str(getattr(source, "host", "")).lower(), int(getattr(source, "port", 0) or 0))
 
 
@@ -313,13 +310,22 @@ def default_connection_args() -> dict[str, Any]:
 def open_database(connection_args: dict[str, Any] | None = None) -> Any:
     """Open the database `connection_args` name (default: the environment's). The embedded
     movies graph is loaded on first use, so a fresh install answers questions about it."""
-    from nodes.graphdb import connect, ensure_movies_graph
+    from nodes.graphdb import connect
 
     args = dict(connection_args) if connection_args else default_connection_args()
     db = connect(args)
-    if backend_is_embedded(args) and (args.get("graph") or DEFAULT_GRAPH) == DEFAULT_GRAPH:
-        ensure_movies_graph(db)
+    load_demo_if_new(db, args)
     return db
+
+
+def load_demo_if_new(db: Any, connection_args: dict[str, Any]) -> Any:
+    """Load the movies graph into the embedded database's `movies` graph if it is empty; the
+    load report, or None when nothing was loaded (another graph, another server, already there)."""
+    from nodes.graphdb import ensure_movies_graph
+
+    if backend_is_embedded(connection_args) and (connection_args.get("graph") or DEFAULT_GRAPH) == DEFAULT_GRAPH:
+        return ensure_movies_graph(db)
+    return None
 
 
 def backend_is_embedded(args: dict[str, Any]) -> bool:

@@ -9,6 +9,9 @@ from pydantic import BaseModel, Field
 Dialect = Literal["falkordb", "neo4j"]
 
 
+#: What a graph (FalkorDB) or database (Neo4j) name may be: an empty or odd name is never read as the default.
+GRAPH_NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
+
 def is_empty_value(value: Any) -> bool:
     """A value that carries no answer: null, or an empty list or map."""
     return value is None or (isinstance(value, (list, dict, tuple)) and len(value) == 0)

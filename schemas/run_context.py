@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from schemas.graphdb import GRAPH_NAME_PATTERN
+
 MODEL_HELP = (
     "Chat model as LangChain's init_chat_model names it, 'provider:model': 'openai:gpt-4.1-mini' (any "
     "OpenAI-compatible server through OPENAI_BASE_URL), 'anthropic:...', 'ollama:...', 'google_genai:...' "
@@ -48,9 +50,7 @@ class DatabaseContext(BaseModel):
     )
     graph: str | None = Field(
         default=None,
-        min_length=1,
-        max_length=128,
-        pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$",
+        pattern=GRAPH_NAME_PATTERN,
         description="The FalkorDB graph, or the Neo4j database (letters, digits, _, . and -). "
         "Default: $REFLEXION_GRAPH, else 'movies'.",
     )

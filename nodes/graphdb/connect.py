@@ -9,13 +9,13 @@ from nodes.graphdb.falkordb_graph import FalkorDBGraph
 from nodes.graphdb.neo4j_graph import Neo4jGraph, neo4j_uri
 from nodes.graphdb.protocol import GraphDatabase
 from schemas.errors import ConfigurationError
+from schemas.graphdb import GRAPH_NAME_PATTERN
 
 _FALKORDB_KEYS = {"backend", "graph", "db_name", "host", "port", "user", "username", "password", "data_dir"}
 _NEO4J_KEYS = {"backend", "host", "port", "uri", "url", "user", "username", "password", "db_name", "database", "scheme"}
 
 
-#: What a graph (FalkorDB) or database (Neo4j) name may be.
-GRAPH_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+GRAPH_NAME = re.compile(GRAPH_NAME_PATTERN)
 
 
 def checked_name(name: Any, what: str = "graph") -> str:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import functools
 import re
 
+from schemas.errors import CypherSyntaxError
+
 _CLAUSE_END = re.compile(r"\b(ORDER\s+BY|SKIP|LIMIT|UNION)\b", re.IGNORECASE)
 _ALIAS = re.compile(r"\s+AS\s+(`(?:[^`]|``)+`|\w+)\s*$", re.IGNORECASE)
 _LOAD_CSV = re.compile(r"\bLOAD\s+CSV\b", re.IGNORECASE)
@@ -170,17 +172,16 @@ def refuse_unsendable(cypher: str) -> None:
     control characters (FalkorDB silently cuts a query at a NUL), EXPLAIN/PROFILE prefixes (on
     FalkorDB an EXPLAIN sent as a query runs the query), and queries whose size, bracket nesting
     or literal range() would cost the server more memory or compile time than any query should."""
-    from schemas.errors import CypherSyntaxError
-
     bad = _CONTROL.search(cypher)
     if bad:
         raise CypherSyntaxError(f"the query holds a control character ({bad.group()!r}); send plain text", cypher)
     if len(cypher) > MAX_QUERY_CHARS:
         raise CypherSyntaxError(f"the query is {len(cypher):,} characters long; the limit is {MAX_QUERY_CHARS:,}", cypher)
-    code = code_only(cypher)
+    depths = code_depths(cypher)
+    code = "".join(ch if depths[i] >= 0 else " " for i, ch in enumerate(cypher))
     if _PLAN_PREFIX.match(code):
         raise CypherSyntaxError("send the query itself, without EXPLAIN or PROFILE", cypher)
-    depth = max(code_depths(cypher), default=0)
+    depth = max(depths, default=0)
     if depth > MAX_NESTING:
         raise CypherSyntaxError(f"the query nests brackets {depth} deep; the limit is {MAX_NESTING}", cypher)
     for match in _LITERAL_RANGE.finditer(code):

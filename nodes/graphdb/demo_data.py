@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from nodes.graphdb.cypher_script import LoadReport, load_cypher_script
-from nodes.graphdb.protocol import GraphDatabase
-from schemas.errors import GraphNotFoundError
+from nodes.graphdb.protocol import GraphDatabase, graph_name
+from schemas.errors import GraphDatabaseError, GraphNotFoundError
 
 DEMO_DIR = Path(__file__).parent / "demo"
 MOVIES_CYPHER = DEMO_DIR / "movies.cypher"
@@ -29,3 +29,14 @@ def ensure_movies_graph(db: GraphDatabase) -> LoadReport | None:
     if server is not None:
         server.save()
     return report
+
+
+def is_movies_graph(db: GraphDatabase) -> bool:
+    """The movies demo: the graph named `movies`, or one holding its labels and ACTED_IN (Neo4j's
+    movies example is often loaded into the default database)."""
+    if graph_name(db) == "movies":
+        return True
+    try:
+        return {"Movie", "Person"} <= set(db.labels()) and "ACTED_IN" in db.relationship_types()
+    except GraphDatabaseError:
+        return False

@@ -142,7 +142,6 @@ class FalkorDBGraph:
         """Compile `cypher` with GRAPH.EXPLAIN (never runs it); None for plan-less DDL the caller allowed."""
         if not cypher:
             raise CypherSyntaxError("the query is empty", cypher)
-        refuse_unsendable(cypher)
         if not allow_writes:
             self._refuse_lexical_writes(cypher)
         try:
@@ -167,6 +166,8 @@ class FalkorDBGraph:
 
     def validate(self, cypher: str, params: dict[str, Any] | None = None, *, allow_writes: bool = False) -> None:
         cypher = _strip(cypher)
+        if cypher:
+            refuse_unsendable(cypher)
         plan = self._plan(cypher, params, allow_writes=allow_writes)
         if not allow_writes:
             self._refuse_planned_writes(plan, cypher)

@@ -7,16 +7,9 @@ revise step can fix them; only an unreachable database is raised.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
 
-import redis.exceptions
-from neo4j import exceptions as neo4j_errors
-
-from nodes.graphdb.cypher_text import lexical_write
 from nodes.graphdb.protocol import GraphDatabase
-from nodes.graphdb.values import to_plain
-from schemas.errors import DatabaseUnavailableError, QueryError, QueryTimeoutError, WriteQueryRefusedError
+from schemas.errors import QueryError, QueryTimeoutError, WriteQueryRefusedError
 from schemas.graphdb import QueryResult
 from schemas.reflexion import ToolOutcome
 
@@ -86,72 +79,3 @@ def _result_outcome(query: str, result: QueryResult, rows_in_message: int) -> To
         truncated=result.truncated,
     )
 
-
-def _rows_of(returned: Any) -> list[dict[str, Any]]:
-    """The rows in what biochatter's `_query_graph_database` returns: a list whose first element is
-    the list of row dicts (`[]` or `[[]]` for none)."""
-    if not returned:
-        return []
-    first = returned[0]
-    if isinstance(first, dict):  # a bare list of rows
-        return list(returned)
-    return list(first or [])
-
-
-def _hook_result(query: str, returned: Any, row_cap: int | None) -> QueryResult:
-    records = _rows_of(returned)
-    if not all(isinstance(r, dict) for r in records):
-        raise QueryError(f"_query_graph_database must return [rows] with rows as dicts, got {type(records[0]).__name__} rows", query)
-    columns = list(dict.fromkeys(k for r in records for k in r))
-    truncated = row_cap is not None and len(records) > row_cap
-    kept = records[:row_cap] if row_cap is not None else records
-    rows = [[to_plain(r.get(c)) for c in columns] for r in kept]
-    return QueryResult(query=query, columns=columns, rows=rows, truncated=truncated)
-
-
-#: What a user's own database client raises when it cannot reach the database at all.
-_UNREACHABLE: tuple[type[BaseException], ...] = (
-    OSError, neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, neo4j_errors.AuthError,
-    redis.exceptions.ConnectionError,
-)
-
-
-def connect_hook(connect: Callable[[], Any]) -> None:
-    """Call a subclass's `_connect_db`; a failure to connect is `DatabaseUnavailableError`."""
-    try:
-        connect()
-    except DatabaseUnavailableError:
-        raise
-    except Exception as e:  # noqa: BLE001 - whatever the user's client raises when it cannot connect
-        raise DatabaseUnavailableError(f"_connect_db failed: {type(e).__name__}: {e}") from e
-
-
-def run_query_hook(
-    connect: Callable[[], Any],
-    query_graph_database: Callable[[str], Any],
-    query: str,
-    *,
-    timeout: float | None,
-    row_cap: int | None,
-    rows_in_message: int = DEFAULT_ROWS_IN_MESSAGE,
-    allow_writes: bool = False,
-) -> ToolOutcome:
-    """`run_cypher` for a subclass's own database (biochatter's `_connect_db` /
-    `_query_graph_database` hooks). Writes are refused from the query text before the hook sees
-    the query, as no plan can be asked for; an exception from the hook is the query's error,
-    except an unreachable database, which propagates as with the agent's own database."""
-    try:
-        writes = None if allow_writes else lexical_write(query)
-        if writes is not None:
-            raise WriteQueryRefusedError(f"the query would change the graph ({writes}) and writes are not enabled", query)
-        connect_hook(connect)
-        result = _hook_result(query, query_graph_database(query), row_cap)
-    except DatabaseUnavailableError:
-        raise
-    except _UNREACHABLE as e:
-        raise DatabaseUnavailableError(f"the database is unreachable: {type(e).__name__}: {e}") from e
-    except QueryError as e:
-        return _error_outcome(query, e, timeout)
-    except Exception as e:  # noqa: BLE001 - the user's hook failed on this query: the model is told why
-        return _error_outcome(query, QueryError(f"{type(e).__name__}: {e}", query), timeout)
-    return _result_outcome(query, result, rows_in_message)
