@@ -3,6 +3,14 @@
 It listens on a free loopback port and keeps its data in a directory on disk,
 so graphs loaded once survive a restart. A second process asking for the same
 data directory reuses the running server instead of starting another.
+
+The server lives as long as anyone uses it, not as long as whoever started it:
+each process using it holds a shared lock on `falkordb-server.users` for as
+long as it does (the kernel drops the lock when the process ends, however it
+ends: exit, SIGTERM, SIGHUP, kill -9). The last user to leave normally shuts
+the server down; a watchdog process (`embedded_watchdog.py`) does it when the
+last user dies without a word. The server runs in a session of its own, so a
+Ctrl-C at a terminal reaches the users, not the server under them.
 """
 
 from __future__ import annotations
@@ -13,12 +21,15 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import redis
 
+from nodes.graphdb.embedded_watchdog import USERS_FILE, shut_down_if_unused
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
 
 STATE_FILE = "falkordb-server.json"
@@ -26,6 +37,23 @@ LOCK_FILE = "falkordb-server.lock"
 DEFAULT_DATA_DIR_ENV = "REFLEXION_DATA_DIR"
 QUERY_MEMORY_ENV = "REFLEXION_QUERY_MEMORY_MB"
 DEFAULT_QUERY_MEMORY_MB = 1024  # FalkorDB's QUERY_MEM_CAPACITY: no one query may use more
+THREADS_ENV = "REFLEXION_DB_THREADS"
+# Query threads. FalkorDB's default (one per core, 2 here) let two abandoned runaway queries (an
+# expression FalkorDB does not time out) hold every thread, and an unrelated query then waited behind them.
+DEFAULT_THREADS = 4
+MAX_QUEUED_QUERIES = 1000  # past this the server refuses at once instead of queueing without bound
+
+
+def query_threads() -> int:
+    """Query threads of the embedded server (`$REFLEXION_DB_THREADS`, default 4)."""
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    try:
+        threads = int(raw) if raw else DEFAULT_THREADS
+    except ValueError as e:
+        raise ConfigurationError(f"{THREADS_ENV} must be a whole number of threads, got {raw!r}") from e
+    if not 1 <= threads <= 64:
+        raise ConfigurationError(f"{THREADS_ENV} must be between 1 and 64, got {threads}")
+    return threads
 
 
 def query_memory_bytes() -> int:
@@ -63,7 +91,7 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _answers_ping(port: int) -> bool:
+def answers_ping(port: int) -> bool:
     try:
         return bool(redis.Redis(host="127.0.0.1", port=port, socket_timeout=1.0).ping())
     except redis.exceptions.RedisError:
@@ -72,27 +100,40 @@ def _answers_ping(port: int) -> bool:
 
 @dataclass
 class EmbeddedFalkorDB:
-    """A FalkorDB server process bound to 127.0.0.1; `owned` when this process started it."""
+    """A FalkorDB server process bound to 127.0.0.1; `owned` when this process started it.
+
+    Holding one of these is using the server: it stays up until `stop()` (or this process's end)
+    and every other user's have been called."""
 
     data_dir: Path
     port: int
     pid: int
     owned: bool
     host: str = "127.0.0.1"
-    _process: subprocess.Popen | None = None
+    _users: IO[str] | None = field(default=None, repr=False)
 
     @classmethod
     def start(cls, data_dir: str | Path | None = None, *, wait_s: float = 15.0) -> EmbeddedFalkorDB:
         """Reuse the server already serving `data_dir`, or start one and wait until it answers."""
         directory = Path(data_dir).expanduser() if data_dir else default_data_dir()
         directory.mkdir(parents=True, exist_ok=True)
-        # One process at a time decides whether to start a server for this directory.
-        with open(directory / LOCK_FILE, "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                return cls._running(directory) or cls._launch(directory, wait_s)
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+        users = open(directory / USERS_FILE, "a")  # noqa: SIM115 - held open for as long as this user lives
+        try:
+            # One process at a time decides whether to start a server for this directory, and the
+            # watchdog decides under the same lock that nobody uses it any more.
+            with open(directory / LOCK_FILE, "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                try:
+                    fcntl.flock(users, fcntl.LOCK_SH)
+                    server = cls._running(directory) or cls._launch(directory, wait_s)
+                finally:
+                    fcntl.flock(lock, fcntl.LOCK_UN)
+        except BaseException:
+            users.close()
+            raise
+        server._users = users
+        atexit.register(server.stop)
+        return server
 
     @classmethod
     def _launch(cls, directory: Path, wait_s: float) -> EmbeddedFalkorDB:
@@ -115,10 +156,15 @@ class EmbeddedFalkorDB:
             # A query past this memory fails with an error instead of growing the server until the
             # kernel kills it (with every other client's unsaved writes).
             "QUERY_MEM_CAPACITY", str(query_memory_bytes()),
+            "THREAD_COUNT", str(query_threads()),
+            "MAX_QUEUED_QUERIES", str(MAX_QUEUED_QUERIES),
         ]
-        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # A session of its own: a terminal's Ctrl-C goes to the users; the last of them stops the server.
+        process = subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         deadline = time.monotonic() + wait_s
-        while not _answers_ping(port):
+        while not answers_ping(port):
             if process.poll() is not None:
                 log = directory / "falkordb.log"
                 tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
@@ -128,21 +174,26 @@ class EmbeddedFalkorDB:
                 process.wait()
                 raise DatabaseUnavailableError(f"the embedded FalkorDB server did not answer within {wait_s}s")
             time.sleep(0.05)
-        server = cls(data_dir=directory, port=port, pid=process.pid, owned=True, _process=process)
         (directory / STATE_FILE).write_text(json.dumps({"pid": process.pid, "port": port}))
-        atexit.register(server.stop)
-        return server
+        _start_watchdog(directory, process.pid, port)
+        return cls(data_dir=directory, port=port, pid=process.pid, owned=True)
 
     @classmethod
     def _running(cls, directory: Path) -> EmbeddedFalkorDB | None:
+        """The server the state file names, if it is alive and answers (a stale one left by a crash
+        is reused; one that does not answer is replaced)."""
         state_file = directory / STATE_FILE
         try:
             state = json.loads(state_file.read_text())
             pid, port = int(state["pid"]), int(state["port"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        if _pid_alive(pid) and _answers_ping(port):
+        if _pid_alive(pid) and answers_ping(port):
+            if not _pid_alive(int(state.get("watchdog") or 0)):
+                _start_watchdog(directory, pid, port)  # its watchdog died with a crash: nobody would stop it
             return cls(data_dir=directory, port=port, pid=pid, owned=False)
+        if _pid_alive(pid):
+            _kill(pid)  # alive but deaf: it would hold the data files
         state_file.unlink(missing_ok=True)
         return None
 
@@ -150,17 +201,35 @@ class EmbeddedFalkorDB:
         """Write the graphs to disk now (they are also saved every minute and at stop)."""
         redis.Redis(host=self.host, port=self.port).save()
 
-    def stop(self, timeout_s: float = 10.0) -> None:
-        """Save and shut down the server if this process started it; otherwise leave it running."""
-        if not self.owned or self._process is None or self._process.poll() is not None:
+    def stop(self, timeout_s: float = 60.0) -> None:
+        """Stop using the server; shut it down (saving the graphs) if nobody else uses it."""
+        if self._users is None:
             return
-        try:
-            redis.Redis(host=self.host, port=self.port, socket_timeout=timeout_s).shutdown(save=True)
-        except redis.exceptions.RedisError:
-            pass  # shutdown closes the connection; an error here is expected
-        try:
-            self._process.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait()
-        (self.data_dir / STATE_FILE).unlink(missing_ok=True)
+        self._users.close()  # drops this user's shared lock
+        self._users = None
+        atexit.unregister(self.stop)
+        shut_down_if_unused(self.data_dir, timeout_s=timeout_s)
+
+
+def _start_watchdog(directory: Path, server_pid: int, server_port: int) -> None:
+    """Start the process that shuts the server down when its last user is gone, and note its pid."""
+    script = Path(__file__).with_name("embedded_watchdog.py")
+    # Its own descriptions of the two files (no lock held on them), open before it starts.
+    with open(directory / LOCK_FILE, "a") as lock, open(directory / USERS_FILE, "a") as users:
+        fds = (lock.fileno(), users.fileno())
+        watchdog = subprocess.Popen(
+            [sys.executable, str(script), str(directory), str(server_pid), str(server_port), *map(str, fds)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, pass_fds=fds,
+        )
+    state_file = directory / STATE_FILE
+    state = json.loads(state_file.read_text())
+    state["watchdog"] = watchdog.pid
+    state_file.write_text(json.dumps(state))
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, 9)
+    except OSError:
+        pass

@@ -9,8 +9,10 @@ from __future__ import annotations
 import copy
 import re
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+import redis
 import redis.exceptions
 from falkordb import FalkorDB
 
@@ -23,6 +25,8 @@ from nodes.graphdb.cypher_text import (
     refuse_unsendable,
     return_columns,
 )
+from nodes.graphdb.deadline import deadline_after
+from nodes.graphdb.falkordb_link import FalkorDBLink
 from nodes.graphdb.introspect import sample_schema
 from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP
 from nodes.graphdb.values import to_plain
@@ -44,6 +48,8 @@ _READ_ONLY_REFUSAL = "graph.RO_QUERY is to be executed only on read-only queries
 _MISSING_GRAPH = "Invalid graph operation on empty key"
 _TIMED_OUT = "Query timed out"
 _NO_PLAN = "plan must be an array"
+
+T = TypeVar("T")
 
 RETURN_CLAUSE = re.compile(r"\bRETURN\b", re.IGNORECASE)
 
@@ -77,20 +83,49 @@ class FalkorDBGraph:
         server: Any = None,
     ) -> None:
         self.graph_name = graph
-        self.host, self.port = host, int(port)
-        self.server = server  # an EmbeddedFalkorDB kept alive as long as this object
         try:
-            self._client = FalkorDB(
-                host=host,
-                port=int(port),
-                username=username,
-                password=password,
-                socket_timeout=socket_timeout,
-                socket_connect_timeout=5.0,
+            self._link = FalkorDBLink(
+                host, int(port), server, username=username, password=password,
+                socket_timeout=socket_timeout, socket_connect_timeout=5.0,
             )
         except redis.exceptions.RedisError as e:
-            raise self._translate(e, "") from e
-        self._graph = self._client.select_graph(graph)
+            raise DatabaseUnavailableError(f"FalkorDB at {host}:{port} is unreachable: {e}") from e
+        self._graph_at: tuple[int, Any] = (0, self._link.client.select_graph(graph))
+
+    @property
+    def host(self) -> str:
+        return self._link.host
+
+    @property
+    def port(self) -> int:
+        return self._link.port
+
+    @property
+    def server(self) -> Any:
+        """The EmbeddedFalkorDB this graph lives on (kept in use as long as this object), or None."""
+        return self._link.server
+
+    @property
+    def _client(self) -> FalkorDB:
+        return self._link.client
+
+    @property
+    def _graph(self) -> Any:
+        generation, graph = self._graph_at
+        if generation != self._link.generation:  # the link reconnected to a restarted server
+            graph = self._link.client.select_graph(self.graph_name)
+            self._graph_at = (self._link.generation, graph)
+        return graph
+
+    def _reconnecting(self, operation: Callable[[], T]) -> T:
+        """Run `operation`; if the embedded server has died, start it again and retry once."""
+        generation = self._link.generation
+        try:
+            return operation()
+        except DatabaseUnavailableError:
+            if not self._link.reconnect_embedded(generation):
+                raise
+        return operation()
 
     @classmethod
     def embedded(cls, graph: str = "movies", data_dir: str | None = None) -> FalkorDBGraph:
@@ -107,14 +142,18 @@ class FalkorDBGraph:
         """Another graph on the same server, over the same connection (close only the original)."""
         other = copy.copy(self)
         other.graph_name = graph
-        other._graph = self._client.select_graph(graph)
+        other._graph_at = (self._link.generation, self._client.select_graph(graph))
         return other
 
     # -- errors ---------------------------------------------------------------
 
     def _translate(self, error: Exception, cypher: str, *, compiling: bool = False) -> Exception:
         if isinstance(error, redis.exceptions.TimeoutError) and cypher:
-            return QueryTimeoutError(f"no answer within the client's socket timeout: {error}", cypher)
+            return QueryTimeoutError(
+                f"no answer within the query's time limit; the server was still working, so the client gave up "
+                f"and will use a fresh connection ({error})",
+                cypher,
+            )
         if "mem consumption exceeded capacity" in str(error):
             return QueryError(f"the query used more memory than one query may ({error}); fetch less: filter earlier, aggregate, add LIMIT", cypher)
         if isinstance(error, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)):
@@ -168,7 +207,12 @@ class FalkorDBGraph:
         cypher = _strip(cypher)
         if cypher:
             refuse_unsendable(cypher)
-        plan = self._plan(cypher, params, allow_writes=allow_writes)
+
+        def compile_only() -> Any:
+            with deadline_after(DEFAULT_QUERY_TIMEOUT_S):  # compiling alone can take minutes (deep nesting)
+                return self._plan(cypher, params, allow_writes=allow_writes)
+
+        plan = self._reconnecting(compile_only)
         if not allow_writes:
             self._refuse_planned_writes(plan, cypher)
 
@@ -199,6 +243,31 @@ class FalkorDBGraph:
         except Exception as e:
             raise self._translate(e, cypher) from e
 
+    def _run(
+        self, cypher: str, params: dict[str, Any] | None, *, timeout: float | None, row_cap: int | None, allow_writes: bool
+    ) -> Any:
+        """Plan (or wrap) and run `cypher`: FalkorDB's raw result, or None after a write that created the graph."""
+        to_run, plan = self._capped(cypher, params, row_cap)
+        try:
+            if to_run is None:
+                to_run, plan = cypher, self._plan(cypher, params, allow_writes=allow_writes)
+        except _MissingGraph:
+            if not allow_writes:
+                raise GraphNotFoundError(
+                    f"graph {self.graph_name!r} does not exist on FalkorDB at {self.host}:{self.port} "
+                    f"(graphs there: {', '.join(self.graphs()) or 'none'})"
+                ) from None
+            self.write(cypher, params)  # a write creates the graph
+            return None
+        if not allow_writes:
+            self._refuse_planned_writes(plan, cypher)
+        timeout_ms = None if timeout is None else max(1, int(timeout * 1000))
+        try:
+            run = self._graph.query if allow_writes else self._graph.ro_query
+            return run(to_run, params, timeout=timeout_ms)
+        except Exception as e:
+            raise self._translate(e, cypher) from e
+
     def query(
         self,
         cypher: str,
@@ -213,27 +282,15 @@ class FalkorDBGraph:
             refuse_unsendable(cypher)  # before anything, the wrapper's EXPLAIN included, reaches the server
         if not allow_writes and cypher:
             self._refuse_lexical_writes(cypher)
-        to_run, plan = self._capped(cypher, params, row_cap)
-        try:
-            if to_run is None:
-                to_run, plan = cypher, self._plan(cypher, params, allow_writes=allow_writes)
-        except _MissingGraph:
-            if not allow_writes:
-                raise GraphNotFoundError(
-                    f"graph {self.graph_name!r} does not exist on FalkorDB at {self.host}:{self.port} "
-                    f"(graphs there: {', '.join(self.graphs()) or 'none'})"
-                ) from None
-            self.write(cypher, params)  # a write creates the graph
-            return QueryResult(query=cypher)
-        if not allow_writes:
-            self._refuse_planned_writes(plan, cypher)
-        timeout_ms = None if timeout is None else max(1, int(timeout * 1000))
         started = time.perf_counter()
-        try:
-            run = self._graph.query if allow_writes else self._graph.ro_query
-            raw = run(to_run, params, timeout=timeout_ms)
-        except Exception as e:
-            raise self._translate(e, cypher) from e
+
+        def attempt() -> Any:
+            with deadline_after(timeout):  # one deadline for the EXPLAINs and the query together
+                return self._run(cypher, params, timeout=timeout, row_cap=row_cap, allow_writes=allow_writes)
+
+        raw = self._reconnecting(attempt)
+        if raw is None:
+            return QueryResult(query=cypher)
         elapsed = (time.perf_counter() - started) * 1000
         columns = [h[1] if isinstance(h, (list, tuple)) else str(h) for h in (raw.header or [])]
         rows = raw.result_set or []
@@ -249,10 +306,13 @@ class FalkorDBGraph:
         )
 
     def write(self, cypher: str, params: dict[str, Any] | None = None) -> None:
-        try:
-            self._graph.query(_strip(cypher), params)
-        except Exception as e:
-            raise self._translate(e, cypher) from e
+        def attempt() -> None:
+            try:
+                self._graph.query(_strip(cypher), params)
+            except Exception as e:
+                raise self._translate(e, cypher) from e
+
+        self._reconnecting(attempt)
 
     def _catalogue(self, procedure: str) -> list[str]:
         return sorted(row[0] for row in self.query(f"CALL {procedure}()", row_cap=None).rows)
@@ -268,10 +328,13 @@ class FalkorDBGraph:
 
     def graphs(self) -> list[str]:
         """Names of the graphs on this server."""
-        try:
-            return sorted(self._client.list_graphs())
-        except Exception as e:
-            raise self._translate(e, "") from e
+        def attempt() -> list[str]:
+            try:
+                return sorted(self._client.list_graphs())
+            except Exception as e:
+                raise self._translate(e, "") from e
+
+        return self._reconnecting(attempt)
 
     def copy_to(self, graph: str) -> None:
         """Copy this graph, indexes included, to a new graph `graph` on the same server."""
@@ -314,4 +377,4 @@ class FalkorDBGraph:
             pass  # the graph did not exist
 
     def close(self) -> None:
-        self._client.connection.close()
+        self._link.close()

@@ -1,0 +1,63 @@
+"""The connection a FalkorDB graph and its siblings share, and how it comes back after the embedded
+server died.
+
+A remote server that restarts is found again by redis-py on the next command (same host and
+port). The embedded server is different: a new one listens on a new port, so a live agent holding
+the old port would fail every run until it was rebuilt. The link notices that the server it was
+given no longer answers, starts (or joins) the directory's server again, and every graph sharing
+the link moves to it.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import redis
+from falkordb import FalkorDB
+
+from nodes.graphdb.deadline import DeadlineConnection
+
+
+def _client(host: str, port: int, options: dict[str, Any]) -> FalkorDB:
+    # Every reply is read under the deadline of the query waiting for it (nodes/graphdb/deadline.py);
+    # no silent retry: a timed-out query sent again would only start a second runaway on the server.
+    pool = redis.ConnectionPool(
+        connection_class=DeadlineConnection, host=host, port=port, decode_responses=True, **options
+    )
+    return FalkorDB(connection_pool=pool)
+
+
+class FalkorDBLink:
+    """One server connection (pool and client); `generation` grows each time it is remade."""
+
+    def __init__(self, host: str, port: int, server: Any = None, **options: Any) -> None:
+        self.host, self.port, self.server = host, int(port), server
+        self._options = options
+        self.client = _client(self.host, self.port, options)
+        self.generation = 0
+        self._lock = threading.Lock()
+
+    def reconnect_embedded(self, generation: int) -> bool:
+        """After a connection failure seen at `generation`: if the embedded server is gone, start
+        (or join) the directory's server again and connect to it. True when the caller may retry."""
+        from nodes.graphdb.embedded import EmbeddedFalkorDB, answers_ping
+
+        if self.server is None:
+            return False
+        with self._lock:
+            if self.generation != generation:
+                return True  # another thread has reconnected already
+            if answers_ping(self.port):
+                return False  # the server is there: the failure was something else
+            old, self.server = self.server, EmbeddedFalkorDB.start(self.server.data_dir)
+            old.stop()
+            self.close()
+            self.host, self.port = self.server.host, self.server.port
+            self.client = _client(self.host, self.port, self._options)
+            self.generation += 1
+            return True
+
+    def close(self) -> None:
+        self.client.connection.close()
+        self.client.connection.connection_pool.disconnect()
