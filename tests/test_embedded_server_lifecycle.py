@@ -132,3 +132,28 @@ def test_a_live_graph_reconnects_after_the_embedded_server_died(tmp_path):
         assert examples.port == db.port  # siblings follow the link to the new server
     finally:
         db.server.stop()
+
+
+def _descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_runs_naming_many_graphs_do_not_leak_connections(movies_db, falkordb_server):
+    from graphs.kg_query_agent import KGQueryReflexionAgent
+    from graphs.text2cypher_flow import Text2CypherFlow
+    from tests.flow_script import flow_model
+
+    for args in (
+        {"backend": "falkordb", "host": falkordb_server.host, "port": falkordb_server.port, "graph": "movies"},
+        {"backend": "falkordb", "data_dir": str(falkordb_server.data_dir), "graph": "movies"},
+    ):
+        agent = KGQueryReflexionAgent(lambda: None, args, checkpointer=None)
+        flow = Text2CypherFlow("retry", args, conversation_factory=lambda: flow_model(), checkpointer=None)
+        agent.execute("warm up", context={"graph": "nosuch_0"})
+        before = _descriptors()
+        for i in range(150):
+            assert agent.execute("Anything?", context={"graph": f"nosuch_{i}"}).stop_reason == "tool_unavailable"
+            assert flow.ask("Anything?", context={"graph": f"nosuch_{i}"}).stop_reason == "tool_unavailable"
+        assert _descriptors() - before < 10  # one shared connection pool, not one per graph name
+        agent.close()
+        flow.close()

@@ -64,3 +64,72 @@ def test_the_agent_tells_the_model_and_goes_on(movies_db):
     result = agent.execute("How many numbers are there?")
     assert result.outcomes[0].error and "would build a list" in result.outcomes[0].error
     assert result.answer == TOM_HANKS_QUERY and result.stop_reason in ("non_empty_result", "score_threshold")
+
+
+# Runaways the pre-check cannot see (their sizes are computed at run time), one per way a query
+# escapes FalkorDB's own timeout or memory cap. The limits below are the promise: control back
+# within the timeout + 10% (the client deadline is 5% + 50 ms), and a server that answers at once.
+RUNTIME_RANGE = "WITH 171 AS c UNWIND range(1, c * 1000000) AS x RETURN count(x)"
+STRING_REDUCE = "WITH 171 AS c RETURN size(reduce(s = '', x IN range(1, c * 2000) | s + 'abcdefghij'))"
+CARTESIAN = "MATCH (a), (b), (c), (d) RETURN count(*)"
+RUNAWAYS = {"runtime_range": RUNTIME_RANGE, "string_reduce": STRING_REDUCE, "cartesian": CARTESIAN}
+
+
+@pytest.fixture(scope="module")
+def small_server(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("REFLEXION_QUERY_MEMORY_MB", "256")
+        server = EmbeddedFalkorDB.start(tmp_path_factory.mktemp("runaways"))
+    db = FalkorDBGraph("g", host=server.host, port=server.port, server=server)
+    db.write("UNWIND range(1, 200) AS i CREATE (:N {i: i})")
+    yield server, db
+    server.stop()
+
+
+def _peak_mb(pid: int) -> int:
+    return int(open(f"/proc/{pid}/status").read().split("VmHWM:")[1].split()[0]) // 1024
+
+
+@pytest.mark.parametrize("kind", sorted(RUNAWAYS))
+def test_a_runaway_returns_control_within_its_timeout_and_nobody_waits_for_it(small_server, kind):
+    server, db = small_server
+    bystander: dict[str, float] = {}
+
+    def ask_something_else() -> None:
+        time.sleep(0.3)
+        other = FalkorDBGraph("g", host=server.host, port=server.port)
+        started = time.perf_counter()
+        assert other.query("MATCH (n:N) RETURN count(n)", timeout=0.5).rows == [[200]]
+        bystander["s"] = time.perf_counter() - started
+
+    import threading
+
+    helper = threading.Thread(target=ask_something_else)
+    helper.start()
+    started = time.perf_counter()
+    with pytest.raises(QueryError):  # QueryTimeoutError, or the memory cap's error
+        db.query(RUNAWAYS[kind], timeout=1.0)
+    took = time.perf_counter() - started
+    helper.join(10)
+    assert took < 1.1, f"{kind}: control came back after {took:.2f}s"
+    assert bystander["s"] < 0.5, f"an unrelated query waited {bystander['s']:.2f}s behind {kind}"
+    answered = time.perf_counter()
+    assert db.query("RETURN 1").rows == [[1]]
+    assert time.perf_counter() - answered < 0.2
+    assert _peak_mb(server.pid) < 8 * 256 + 300  # threads x the per-query cap, plus the server itself
+
+
+def test_several_abandoned_runaways_do_not_hold_up_other_clients(small_server):
+    server, db = small_server
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        runaways = [pool.submit(FalkorDBGraph("g", host=server.host, port=server.port).query, STRING_REDUCE, timeout=0.5)
+                    for _ in range(2)]
+        time.sleep(0.7)  # both clients have given up; the server is still concatenating
+        started = time.perf_counter()
+        assert db.query("MATCH (n:N) RETURN count(n)", timeout=0.5).rows == [[200]]
+        assert time.perf_counter() - started < 0.5
+        for runaway in runaways:
+            with pytest.raises(QueryError):
+                runaway.result()

@@ -160,6 +160,7 @@ def _is_keyword_at(code: str, start: int, end: int) -> bool:
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # valid in JSON ("\\ud800") and Python strings; UTF-8 cannot encode it
 _PLAN_PREFIX = re.compile(r"^\s*(EXPLAIN|PROFILE)\b", re.IGNORECASE)
 _LITERAL_RANGE = re.compile(r"\brange\s*\(\s*(-?\d+)\s*,\s*(-?\d+)\s*(?:,\s*(-?\d+)\s*)?\)", re.IGNORECASE)
 MAX_QUERY_CHARS = 20_000  # model-written queries are a few hundred characters
@@ -169,9 +170,17 @@ MAX_RANGE = 10_000_000  # range() builds its whole list at once; 10^9 elements i
 
 def refuse_unsendable(cypher: str) -> None:
     """Refuse, before the server sees it, what a database would misread or could not survive:
-    control characters (FalkorDB silently cuts a query at a NUL), EXPLAIN/PROFILE prefixes (on
-    FalkorDB an EXPLAIN sent as a query runs the query), and queries whose size, bracket nesting
-    or literal range() would cost the server more memory or compile time than any query should."""
+    lone surrogates (a model's `"\\ud800"` is valid JSON, but no UTF-8 client can send it: redis-py
+    raised UnicodeEncodeError mid-command), control characters (FalkorDB silently cuts a query at a
+    NUL), EXPLAIN/PROFILE prefixes (on FalkorDB an EXPLAIN sent as a query runs the query), and
+    queries whose size, bracket nesting or literal range() would cost the server more memory or
+    compile time than any query should."""
+    odd = _LONE_SURROGATE.search(cypher)
+    if odd:
+        raise CypherSyntaxError(
+            f"the query holds a lone surrogate (U+{ord(odd.group()):04X}, character {odd.start() + 1}), which is not text "
+            "and cannot be sent to the database; write the character meant, or leave it out", cypher,
+        )
     bad = _CONTROL.search(cypher)
     if bad:
         raise CypherSyntaxError(f"the query holds a control character ({bad.group()!r}); send plain text", cypher)

@@ -24,9 +24,9 @@ _deadline: ContextVar[float | None] = ContextVar("falkordb_deadline", default=No
 
 
 def client_grace_s(timeout_s: float) -> float:
-    """How long past its own timeout a query may hold the caller: 5% + 50 ms, inside the promised
+    """How long past its own timeout a query may hold the caller: 3% + 30 ms, inside the promised
     10% (or 100 ms). The server's own timeout usually ends the query first; this is the backstop."""
-    return 0.05 * timeout_s + 0.05
+    return 0.03 * timeout_s + 0.03
 
 
 @contextmanager

@@ -22,6 +22,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,16 +37,17 @@ STATE_FILE = "falkordb-server.json"
 LOCK_FILE = "falkordb-server.lock"
 DEFAULT_DATA_DIR_ENV = "REFLEXION_DATA_DIR"
 QUERY_MEMORY_ENV = "REFLEXION_QUERY_MEMORY_MB"
-DEFAULT_QUERY_MEMORY_MB = 1024  # FalkorDB's QUERY_MEM_CAPACITY: no one query may use more
+DEFAULT_QUERY_MEMORY_MB = 512  # FalkorDB's QUERY_MEM_CAPACITY: no one query may use more
 THREADS_ENV = "REFLEXION_DB_THREADS"
-# Query threads. FalkorDB's default (one per core, 2 here) let two abandoned runaway queries (an
-# expression FalkorDB does not time out) hold every thread, and an unrelated query then waited behind them.
-DEFAULT_THREADS = 4
+# Query threads. FalkorDB's default is one per core (2 here): two abandoned runaway queries (one long
+# expression, which FalkorDB's timeout does not interrupt) then held every thread and an unrelated query
+# waited behind them. Idle threads cost nothing; queries together use at most threads x the memory cap.
+DEFAULT_THREADS = 8
 MAX_QUEUED_QUERIES = 1000  # past this the server refuses at once instead of queueing without bound
 
 
 def query_threads() -> int:
-    """Query threads of the embedded server (`$REFLEXION_DB_THREADS`, default 4)."""
+    """Query threads of the embedded server (`$REFLEXION_DB_THREADS`, default 8)."""
     raw = os.environ.get(THREADS_ENV, "").strip()
     try:
         threads = int(raw) if raw else DEFAULT_THREADS
@@ -57,7 +59,7 @@ def query_threads() -> int:
 
 
 def query_memory_bytes() -> int:
-    """The memory one query may use on the embedded server (`$REFLEXION_QUERY_MEMORY_MB`, default 1 GB)."""
+    """The memory one query may use on the embedded server (`$REFLEXION_QUERY_MEMORY_MB`, default 512 MB)."""
     raw = os.environ.get(QUERY_MEMORY_ENV, "").strip()
     try:
         megabytes = int(raw) if raw else DEFAULT_QUERY_MEMORY_MB
@@ -209,6 +211,21 @@ class EmbeddedFalkorDB:
         self._users = None
         atexit.unregister(self.stop)
         shut_down_if_unused(self.data_dir, timeout_s=timeout_s)
+
+
+_in_use: dict[Path, EmbeddedFalkorDB] = {}
+_in_use_lock = threading.Lock()
+
+
+def shared_server(data_dir: str | Path | None = None) -> EmbeddedFalkorDB:
+    """This process's one use of the embedded server for `data_dir` (started or joined on first
+    call, again after `stop()`), so graphs opened by name do not each hold a lock and a server."""
+    directory = (Path(data_dir).expanduser() if data_dir else default_data_dir()).resolve()
+    with _in_use_lock:
+        server = _in_use.get(directory)
+        if server is None or server._users is None:
+            server = _in_use[directory] = EmbeddedFalkorDB.start(directory)
+        return server
 
 
 def _start_watchdog(directory: Path, server_pid: int, server_port: int) -> None:

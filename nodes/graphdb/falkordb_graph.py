@@ -26,7 +26,7 @@ from nodes.graphdb.cypher_text import (
     return_columns,
 )
 from nodes.graphdb.deadline import deadline_after
-from nodes.graphdb.falkordb_link import FalkorDBLink
+from nodes.graphdb.falkordb_link import shared_link
 from nodes.graphdb.introspect import sample_schema
 from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP
 from nodes.graphdb.values import to_plain
@@ -84,7 +84,7 @@ class FalkorDBGraph:
     ) -> None:
         self.graph_name = graph
         try:
-            self._link = FalkorDBLink(
+            self._link = shared_link(
                 host, int(port), server, username=username, password=password,
                 socket_timeout=socket_timeout, socket_connect_timeout=5.0,
             )
@@ -130,9 +130,9 @@ class FalkorDBGraph:
     @classmethod
     def embedded(cls, graph: str = "movies", data_dir: str | None = None) -> FalkorDBGraph:
         """Start (or reuse) the embedded server for `data_dir` and open `graph` on it."""
-        from nodes.graphdb.embedded import EmbeddedFalkorDB
+        from nodes.graphdb.embedded import shared_server
 
-        server = EmbeddedFalkorDB.start(data_dir)
+        server = shared_server(data_dir)
         return cls(graph, host=server.host, port=server.port, server=server)
 
     def __repr__(self) -> str:

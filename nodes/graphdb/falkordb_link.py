@@ -11,6 +11,7 @@ the link moves to it.
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any
 
 import redis
@@ -41,7 +42,7 @@ class FalkorDBLink:
     def reconnect_embedded(self, generation: int) -> bool:
         """After a connection failure seen at `generation`: if the embedded server is gone, start
         (or join) the directory's server again and connect to it. True when the caller may retry."""
-        from nodes.graphdb.embedded import EmbeddedFalkorDB, answers_ping
+        from nodes.graphdb.embedded import answers_ping, shared_server
 
         if self.server is None:
             return False
@@ -50,8 +51,8 @@ class FalkorDBLink:
                 return True  # another thread has reconnected already
             if answers_ping(self.port):
                 return False  # the server is there: the failure was something else
-            old, self.server = self.server, EmbeddedFalkorDB.start(self.server.data_dir)
-            old.stop()
+            self.server.stop()  # the dead server's users lock and state file
+            self.server = shared_server(self.server.data_dir)
             self.close()
             self.host, self.port = self.server.host, self.server.port
             self.client = _client(self.host, self.port, self._options)
@@ -59,5 +60,22 @@ class FalkorDBLink:
             return True
 
     def close(self) -> None:
-        self.client.connection.close()
-        self.client.connection.connection_pool.disconnect()
+        """Close the idle connections (a query another graph runs on this link keeps its own; the
+        pool opens new ones when the link is used again)."""
+        self.client.connection.connection_pool.disconnect(inuse_connections=False)
+
+
+_shared: weakref.WeakValueDictionary[tuple[Any, ...], FalkorDBLink] = weakref.WeakValueDictionary()
+_shared_lock = threading.Lock()
+
+
+def shared_link(host: str, port: int, server: Any = None, **options: Any) -> FalkorDBLink:
+    """The one link of this process to a server (same address, credentials and embedded server):
+    graphs opened by name, as many as runs ask for, share its connections instead of each keeping
+    a pool and a socket of their own."""
+    key = (host.lower(), int(port), id(server), *sorted(options.items()))
+    with _shared_lock:
+        link = _shared.get(key)
+        if link is None:
+            link = _shared[key] = FalkorDBLink(host, port, server, **options)
+        return link
