@@ -157,3 +157,23 @@ def test_runs_naming_many_graphs_do_not_leak_connections(movies_db, falkordb_ser
         assert _descriptors() - before < 10  # one shared connection pool, not one per graph name
         agent.close()
         flow.close()
+
+
+def test_a_live_agent_answers_again_after_its_embedded_server_was_killed(tmp_path):
+    from graphs.kg_query_agent import KGQueryReflexionAgent
+    from nodes.models import ScriptedChatModel
+    from tests.conftest import TOM_HANKS_QUERY, draft, revise
+
+    model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, 9)] * 2)
+    agent = KGQueryReflexionAgent(lambda: model, {"backend": "falkordb", "data_dir": str(tmp_path)}, checkpointer=None)
+    try:
+        first = agent.execute("Tom Hanks movies?")
+        assert first.stop_reason == "score_threshold" and len(first.tool_result) == 12
+        agent.db.server.save()
+        os.kill(agent.db.server.pid, signal.SIGKILL)
+        _wait_gone(agent.db.server.pid)
+        again = agent.execute("Tom Hanks movies?")  # the same agent object, no rebuild
+        assert again.stop_reason == "score_threshold" and again.tool_result == first.tool_result
+    finally:
+        agent.close()
+        agent.db.server.stop()

@@ -30,7 +30,7 @@ from typing import IO
 
 import redis
 
-from nodes.graphdb.embedded_watchdog import USERS_FILE, shut_down_if_unused
+from nodes.graphdb.embedded_watchdog import USERS_FILE, gone, shut_down_if_unused
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
 
 STATE_FILE = "falkordb-server.json"
@@ -223,6 +223,8 @@ def shared_server(data_dir: str | Path | None = None) -> EmbeddedFalkorDB:
     directory = (Path(data_dir).expanduser() if data_dir else default_data_dir()).resolve()
     with _in_use_lock:
         server = _in_use.get(directory)
+        if server is not None and server._users is not None and gone(server.pid):
+            server.stop()  # it died (killed, or out of memory): start the directory's server again
         if server is None or server._users is None:
             server = _in_use[directory] = EmbeddedFalkorDB.start(directory)
         return server

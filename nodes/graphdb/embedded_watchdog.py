@@ -29,7 +29,7 @@ _STATE_FILE = "falkordb-server.json"  # embedded.STATE_FILE
 POLL_S = 0.25
 
 
-def _gone(pid: int) -> bool:
+def gone(pid: int) -> bool:
     """True when `pid` has exited (a zombie counts as exited: it holds nothing but its entry)."""
     with contextlib.suppress(ChildProcessError, OSError):
         os.waitpid(pid, os.WNOHANG)  # reap it if it is our child
@@ -82,7 +82,7 @@ def shut_down(pid: int, port: int, timeout_s: float = 60.0) -> None:
     if not _ask_to_stop(port, True, timeout_s):
         _ask_to_stop(port, False, timeout_s)
     deadline = time.monotonic() + 0.5
-    while not _gone(pid):
+    while not gone(pid):
         if time.monotonic() > deadline:
             with contextlib.suppress(OSError):
                 os.kill(pid, 9)
@@ -130,7 +130,7 @@ def watch(directory: Path, server_pid: int, server_port: int, lock: IO[str], use
     while True:
         time.sleep(POLL_S)
         state = _server_state(directory)
-        if _gone(server_pid) or (state is not None and state["pid"] != server_pid):
+        if gone(server_pid) or (state is not None and state["pid"] != server_pid):
             return
         try:
             fcntl.flock(users, fcntl.LOCK_EX | fcntl.LOCK_NB)
