@@ -133,3 +133,33 @@ def test_several_abandoned_runaways_do_not_hold_up_other_clients(small_server):
         for runaway in runaways:
             with pytest.raises(QueryError):
                 runaway.result()
+
+
+def test_a_full_queue_is_said_to_be_a_busy_database_not_a_syntax_error(tmp_path, monkeypatch):
+    import threading
+
+    import redis
+
+    from schemas.errors import DatabaseUnavailableError
+
+    monkeypatch.setenv("REFLEXION_DB_THREADS", "1")
+    server = EmbeddedFalkorDB.start(tmp_path / "queue")
+    try:
+        redis.Redis(port=server.port).execute_command("GRAPH.CONFIG", "SET", "MAX_QUEUED_QUERIES", "1")
+        db = FalkorDBGraph("g", host=server.host, port=server.port, server=server)
+        db.write("CREATE (:N)")
+
+        def occupy() -> None:  # one runs on the only thread, one waits in the queue of one
+            with pytest.raises(QueryError):
+                FalkorDBGraph("g", host=server.host, port=server.port).query(STRING_REDUCE, timeout=2)
+
+        busy = [threading.Thread(target=occupy) for _ in range(2)]
+        for thread in busy:
+            thread.start()
+            time.sleep(0.1)
+        with pytest.raises(DatabaseUnavailableError, match="too busy"):
+            db.query("RETURN 1", timeout=1)
+        for thread in busy:
+            thread.join()
+    finally:
+        server.stop()

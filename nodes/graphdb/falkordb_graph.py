@@ -48,6 +48,7 @@ _READ_ONLY_REFUSAL = "graph.RO_QUERY is to be executed only on read-only queries
 _MISSING_GRAPH = "Invalid graph operation on empty key"
 _TIMED_OUT = "Query timed out"
 _NO_PLAN = "plan must be an array"
+_QUEUE_FULL = "Max pending queries exceeded"  # MAX_QUEUED_QUERIES
 
 T = TypeVar("T")
 
@@ -153,6 +154,11 @@ class FalkorDBGraph:
                 f"no answer within the query's time limit; the server was still working, so the client gave up "
                 f"and will use a fresh connection ({error})",
                 cypher,
+            )
+        if str(error).startswith(_QUEUE_FULL):
+            return DatabaseUnavailableError(
+                f"FalkorDB at {self.host}:{self.port} is too busy: its queue of waiting queries is full ({error}); "
+                "try again later"
             )
         if "mem consumption exceeded capacity" in str(error):
             return QueryError(f"the query used more memory than one query may ({error}); fetch less: filter earlier, aggregate, add LIMIT", cypher)
