@@ -31,6 +31,7 @@ from typing import IO
 import redis
 
 from nodes.graphdb.embedded_watchdog import USERS_FILE, gone, shut_down_if_unused
+from nodes.settings_checks import whole_number
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
 
 STATE_FILE = "falkordb-server.json"
@@ -46,28 +47,23 @@ DEFAULT_THREADS = 8
 MAX_QUEUED_QUERIES = 1000  # past this the server refuses at once instead of queueing without bound
 
 
+def _whole_number_env(name: str, default: int, *, low: int, high: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    try:
+        value: object = int(raw) if raw else default
+    except ValueError:
+        value = raw  # refused below, with the text as given
+    return whole_number(name, value, low=low, high=high)
+
+
 def query_threads() -> int:
     """Query threads of the embedded server (`$REFLEXION_DB_THREADS`, default 8)."""
-    raw = os.environ.get(THREADS_ENV, "").strip()
-    try:
-        threads = int(raw) if raw else DEFAULT_THREADS
-    except ValueError as e:
-        raise ConfigurationError(f"{THREADS_ENV} must be a whole number of threads, got {raw!r}") from e
-    if not 1 <= threads <= 64:
-        raise ConfigurationError(f"{THREADS_ENV} must be between 1 and 64, got {threads}")
-    return threads
+    return _whole_number_env(THREADS_ENV, DEFAULT_THREADS, low=1, high=64)
 
 
 def query_memory_bytes() -> int:
     """The memory one query may use on the embedded server (`$REFLEXION_QUERY_MEMORY_MB`, default 512 MB)."""
-    raw = os.environ.get(QUERY_MEMORY_ENV, "").strip()
-    try:
-        megabytes = int(raw) if raw else DEFAULT_QUERY_MEMORY_MB
-    except ValueError as e:
-        raise ConfigurationError(f"{QUERY_MEMORY_ENV} must be a whole number of megabytes, got {raw!r}") from e
-    if megabytes < 16:
-        raise ConfigurationError(f"{QUERY_MEMORY_ENV} must be at least 16, got {megabytes}")
-    return megabytes * 1024 * 1024
+    return _whole_number_env(QUERY_MEMORY_ENV, DEFAULT_QUERY_MEMORY_MB, low=16, high=1_048_576) * 1024 * 1024
 
 
 def default_data_dir() -> Path:
