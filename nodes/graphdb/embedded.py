@@ -81,14 +81,6 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
-
-
 def answers_ping(port: int) -> bool:
     try:
         return bool(redis.Redis(host="127.0.0.1", port=port, socket_timeout=1.0).ping())
@@ -177,23 +169,29 @@ class EmbeddedFalkorDB:
         return cls(data_dir=directory, port=port, pid=process.pid, owned=True)
 
     @classmethod
-    def _running(cls, directory: Path) -> EmbeddedFalkorDB | None:
-        """The server the state file names, if it is alive and answers (a stale one left by a crash
-        is reused; one that does not answer is replaced)."""
+    def _running(cls, directory: Path, wait_s: float = 15.0) -> EmbeddedFalkorDB | None:
+        """The server the state file names, if it is alive (a server left by a crash is reused,
+        with a new watchdog if its own died too); None when there is none to reuse."""
         state_file = directory / STATE_FILE
         try:
             state = json.loads(state_file.read_text())
             pid, port = int(state["pid"]), int(state["port"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        if _pid_alive(pid) and answers_ping(port):
-            if not _pid_alive(int(state.get("watchdog") or 0)):
-                _start_watchdog(directory, pid, port)  # its watchdog died with a crash: nobody would stop it
-            return cls(data_dir=directory, port=port, pid=pid, owned=False)
-        if _pid_alive(pid):
-            _kill(pid)  # alive but deaf: it would hold the data files
-        state_file.unlink(missing_ok=True)
-        return None
+        if gone(pid):
+            state_file.unlink(missing_ok=True)
+            return None
+        deadline = time.monotonic() + wait_s
+        while not answers_ping(port):  # busy loading or saving: a second server on its files would corrupt them
+            if time.monotonic() > deadline or gone(pid):
+                raise DatabaseUnavailableError(
+                    f"the embedded FalkorDB server of {directory} (pid {pid}, port {port}) is running but does not "
+                    f"answer; stop it (kill {pid}) and try again"
+                )
+            time.sleep(0.1)
+        if gone(int(state.get("watchdog") or 0)):
+            _start_watchdog(directory, pid, port)  # its watchdog died with a crash: nobody would stop it
+        return cls(data_dir=directory, port=port, pid=pid, owned=False)
 
     def save(self) -> None:
         """Write the graphs to disk now (they are also saved every minute and at stop)."""
@@ -242,9 +240,3 @@ def _start_watchdog(directory: Path, server_pid: int, server_port: int) -> None:
     state["watchdog"] = watchdog.pid
     state_file.write_text(json.dumps(state))
 
-
-def _kill(pid: int) -> None:
-    try:
-        os.kill(pid, 9)
-    except OSError:
-        pass

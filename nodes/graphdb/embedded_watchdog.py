@@ -31,6 +31,8 @@ POLL_S = 0.25
 
 def gone(pid: int) -> bool:
     """True when `pid` has exited (a zombie counts as exited: it holds nothing but its entry)."""
+    if pid <= 0:
+        return True  # no such process (0 and negatives would name process groups)
     with contextlib.suppress(ChildProcessError, OSError):
         os.waitpid(pid, os.WNOHANG)  # reap it if it is our child
     try:
