@@ -23,6 +23,7 @@ from graphs.reflexion_agent import StepCallback
 from nodes.checkpoints import DURABLE
 from nodes.run_context import KeyedCache
 from nodes.models.resolve import chat_model_from_env
+from nodes.models.wire import sendable, without_surrogates
 from nodes.prompts.react_tools import DEFAULT_EXAMPLES, REACT_SYSTEM_TEMPLATE, check_template, react_system_prompt
 from nodes.react.action_responder import ActionResponder
 from nodes.react.function_step import run_function_action
@@ -99,9 +100,11 @@ class ReActAgent(ActionLoopAgent):
     # -- the tool step ---------------------------------------------------------
 
     def _ask_llm(self, args: dict[str, Any]) -> tuple[str, TokenUsage]:
-        """The LLM-fallback tool: the same model answers a sub-question from its own knowledge."""
-        reply = self.chat.invoke([HumanMessage(content=str(args["input"]))])
-        return reply.text, usage_of(reply)
+        """The LLM-fallback tool: the same model answers a sub-question from its own knowledge.
+        Its answer is the observation: plain text (`reply.text` is a `str` subclass, which pydantic
+        re-encodes and refuses if it holds a lone surrogate), with any lone surrogate shown as U+FFFD."""
+        reply = self.chat.invoke(sendable([HumanMessage(content=str(args["input"]))]))
+        return without_surrogates(reply.text), usage_of(reply)
 
     def _run_tool(self, state: ReflexionState) -> ToolRun:
         special = {LLM_FALLBACK: self._ask_llm} if self.add_llm_as_fallback else {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from typing_extensions import TypedDict
 
 from schemas.reflexion import TokenUsage
@@ -50,6 +50,14 @@ class Summary(BaseModel):
     """The answer to the question, grounded in the rows."""
 
     answer: str
+
+    @field_validator("answer")
+    @classmethod
+    def _not_blank(cls, answer: str) -> str:
+        """A blank summary would end the run "answered" with no answer: the model is asked again instead."""
+        if not answer.strip():
+            raise ValueError("the answer is blank: write the answer to the question")
+        return answer
 
 
 class SubQuestions(BaseModel):

@@ -16,7 +16,8 @@ from typing import Any
 
 from tests.loopback import LoopbackServer
 
-StubReply = dict[str, Any]  # {"tool": name, "args": {...}} | {"text": "..."} | {"raw_arguments": name, "text": "..."}
+# {"tool": name, "args": {...} or raw JSON text} | {"calls": [{"tool": ..., "args": ...}]} | {"text": "..."}
+StubReply = dict[str, Any]
 
 
 def tool_names(request: dict[str, Any]) -> list[str]:
@@ -36,22 +37,27 @@ class OpenAIStub(LoopbackServer):
         self.requests.append(body)
         request.wfile.write(self.start_json(request, self._completion(body)))
 
+    @staticmethod
+    def _tool_call(name: str, args: Any) -> dict[str, Any]:
+        """One tool call; arguments given as text go as they are (malformed JSON, `1`), others as JSON."""
+        arguments = args if isinstance(args, str) else json.dumps(args)
+        call_id = f"call_{uuid.uuid4().hex[:12]}"
+        return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
     def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
         spec = self.reply(body)
         message: dict[str, Any] = {"role": "assistant", "content": spec.get("text")}
-        if "tool" in spec:
-            arguments = spec["args"] if isinstance(spec["args"], str) else json.dumps(spec["args"])
-            message["tool_calls"] = [
-                {"id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
-                 "function": {"name": spec["tool"], "arguments": arguments}}
-            ]
+        one = [{"tool": spec["tool"], "args": spec["args"]}] if "tool" in spec else []
+        calls = spec.get("calls") or one
+        if calls:
+            message["tool_calls"] = [self._tool_call(c["tool"], c["args"]) for c in calls]
         prompt_chars = sum(len(str(m.get("content") or "")) for m in body.get("messages", []))
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", "stub"),
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if "tool" in spec else "stop"}],
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
             "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": 20, "total_tokens": prompt_chars // 4 + 20},
         }
 

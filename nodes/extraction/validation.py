@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from pydantic import BaseModel, ValidationError
 
+from nodes.models.wire import not_an_object
 from nodes.prompts.extraction import REFLECTION_PROMPT, TOOL_REFLECTION_PROMPT
 from schemas.extraction import RawExtraction
 from schemas.reflexion import ToolOutcome, ToolRun
@@ -36,7 +37,8 @@ def read_extraction_reply(reply: AIMessage) -> tuple[AIMessage, RawExtraction]:
         call_id = bad.get("id") or f"call_{uuid.uuid4().hex[:12]}"
         kept = AIMessage(content=text, tool_calls=[{"name": bad.get("name") or "unknown", "args": {}, "id": call_id, "type": "tool_call"}], **meta)
         raw = str(bad.get("args") or "")
-        return kept, RawExtraction(output=raw, call_id=call_id, error=f"the tool call arguments are not valid JSON: {_json_error(raw)}")
+        error = not_an_object(raw) or f"the tool call arguments are not valid JSON: {_json_error(raw)}"
+        return kept, RawExtraction(output=raw, call_id=call_id, error=error)
     return AIMessage(content=text, **meta), RawExtraction(output=text)
 
 

@@ -3,7 +3,9 @@
 The Reflexion responder retries a bad reply inside one node; agents whose loop
 *is* the correction (ReAct's corrective observation, the extraction agent's
 validation feedback) need the reply recorded as a step instead, so this
-responder never retries: a reply it cannot read becomes an action with an error.
+responder never retries: a reply it cannot read becomes an action with an error
+(tool-call arguments that are not a JSON object included, which the OpenAI client
+raises on). Prompts go out `sendable` (no lone surrogates).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from pydantic import BaseModel
 
+from nodes.models.wire import reply_from_client_error, sendable
 from nodes.reflexion.responder import ResponderReply, usage_of
 
 # Reads a reply: (the message the memory keeps, the parsed step).
@@ -27,7 +30,8 @@ class ActionResponder:
         self.runnable, self.system_prompt, self.read = runnable, system_prompt, read
 
     def _prompt(self, messages: list[BaseMessage]) -> list[BaseMessage]:
-        return [SystemMessage(content=self.system_prompt), *messages] if self.system_prompt else list(messages)
+        system = [SystemMessage(content=self.system_prompt)] if self.system_prompt else []
+        return sendable([*system, *messages])
 
     def _reply(self, reply: AIMessage) -> ResponderReply:
         try:
@@ -42,16 +46,22 @@ class ActionResponder:
     def _failed(error: Exception) -> ResponderReply:
         return ResponderReply(message=None, parsed=None, error=f"the model call failed: {type(error).__name__}: {error}")
 
+    def _unreadable(self, error: Exception) -> ResponderReply:
+        """A reply the client refused to build (arguments that are not an object) is read, as any
+        other bad reply, into an action with an error; any other failure ends the run."""
+        reply = reply_from_client_error(error)
+        return self._failed(error) if reply is None else self._reply(reply)
+
     def respond(self, messages: list[BaseMessage]) -> ResponderReply:
         try:
             reply = self.runnable.invoke(self._prompt(messages))
         except Exception as e:  # noqa: BLE001 - a failed call is a typed stop, not a crash
-            return self._failed(e)
+            return self._unreadable(e)
         return self._reply(reply)
 
     async def arespond(self, messages: list[BaseMessage]) -> ResponderReply:
         try:
             reply = await self.runnable.ainvoke(self._prompt(messages))
         except Exception as e:  # noqa: BLE001 - a failed call is a typed stop, not a crash
-            return self._failed(e)
+            return self._unreadable(e)
         return self._reply(reply)

@@ -13,6 +13,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage, ToolMessage
 from pydantic import ValidationError
 
+from nodes.models.wire import without_surrogates
 from nodes.tools.functions import FunctionTool, ToolArgumentsError
 from schemas.react import ReActAction
 from schemas.reflexion import TokenUsage, ToolOutcome, ToolRun
@@ -62,6 +63,9 @@ def run_function_action(
             executed = True
     if not executed:
         observation = f"Error: {error}"
+    # What the model and the user read is text: a lone surrogate (in a reply echoed back) shows as U+FFFD.
+    observation = without_surrogates(observation)
+    error = without_surrogates(error) if error is not None else None
     # A note (extra calls dropped) is for the model; it never becomes part of a result or an answer.
     shown = f"{observation}\n({action.note})" if action.note else observation
     outcome = ToolOutcome(

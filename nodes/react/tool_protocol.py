@@ -11,6 +11,7 @@ import uuid
 
 from langchain_core.messages import AIMessage
 
+from nodes.models.wire import not_an_object
 from nodes.reflexion.responder import json_in_text
 from nodes.tools.call_expression import CallExpressionError, parse_call_expression, render_call
 from schemas.react import ReActAction
@@ -40,7 +41,8 @@ def read_tool_reply(reply: AIMessage) -> tuple[AIMessage, ReActAction]:
         bad = reply.invalid_tool_calls[0]
         name, call_id = bad.get("name") or "unknown", bad.get("id") or f"call_{uuid.uuid4().hex[:12]}"
         call = {"name": name, "args": {}, "id": call_id, "type": "tool_call"}
-        error = f"the arguments of `{name}` are not valid JSON: {bad.get('args')!r}"
+        malformed = f"the arguments of `{name}` are not valid JSON: {bad.get('args')!r}"
+        error = not_an_object(bad.get("args")) or malformed
         return _kept(reply, text, [call]), ReActAction(thought=text, action=f"{name}(...)", call_id=call_id, error=error)
     data = json_in_text(text)
     if data is None or not isinstance(data.get("action"), str):

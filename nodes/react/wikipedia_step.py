@@ -12,6 +12,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
+from nodes.models.wire import without_surrogates
 from nodes.prompts.react_text import CORRECTIVE_MESSAGE, observation_text
 from nodes.tools.functions import FINISH
 from nodes.tools.wikipedia import Observation, WikipediaTools
@@ -33,8 +34,8 @@ def run_wikipedia_action(tools: WikipediaTools, action: ReActAction, state: Mapp
     if action.tool is None:  # the notebook's corrective message; the failed call still counts
         text = f"{CORRECTIVE_MESSAGE} ({action.error})"
         return ToolRun(HumanMessage(content=observation_text(step, text)), _outcome(action, text, executed=False, error=action.error))
-    if action.tool == FINISH:  # the answer; nothing to observe, so nothing is added to the memory
-        return ToolRun(None, _outcome(action, argument, executed=True))
+    if action.tool == FINISH:  # the answer, for people (a lone surrogate shows as U+FFFD); nothing to observe
+        return ToolRun(None, _outcome(action, without_surrogates(argument), executed=True))
     update: dict[str, Any] = {}
     if action.tool == "search":
         observation: Observation = tools.search(argument)

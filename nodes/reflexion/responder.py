@@ -1,8 +1,9 @@
 """Call a chat model for one structured reply, tolerating the ways replies go wrong.
 
 The reply is asked for as a tool call of a pydantic schema. A reply with no
-tool call, arguments that are not JSON, or missing fields is answered with
-the error and retried; JSON written as plain text (fenced or not) is accepted.
+tool call, arguments that are not a JSON object (malformed, or `1`, `"text"`),
+or missing fields is answered with the error and retried; JSON written as plain
+text (fenced or not) is accepted. Prompts go out `sendable` (no lone surrogates).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ValidationError
 
+from nodes.models.wire import not_an_object, reply_from_client_error, sendable
 from schemas.reflexion import TokenUsage
 
 R = TypeVar("R")
@@ -84,7 +86,8 @@ def parse_reply(message: AIMessage, schema: type[BaseModel]) -> tuple[BaseModel 
             return None, None, f"the arguments of `{name}` are invalid: {_validation_summary(e)}"
     if message.invalid_tool_calls:
         bad = message.invalid_tool_calls[0]
-        return None, None, f"the tool call arguments are not valid JSON ({bad.get('error') or bad.get('args')!r})"
+        malformed = f"the tool call arguments are not valid JSON ({bad.get('error') or bad.get('args')!r})"
+        return None, None, not_an_object(bad.get("args")) or malformed
     data = json_in_text(message.text)  # text blocks only, whatever shape the content has
     if data is None:
         return None, None, f"the reply has no `{name}` tool call and no JSON object"
@@ -126,10 +129,13 @@ class Responder:
             self._runnable = model
 
     def _prompt(self, messages: list[BaseMessage], feedback: list[BaseMessage]) -> list[BaseMessage]:
-        return [SystemMessage(content=self.system_prompt), *messages, *feedback]
+        return sendable([SystemMessage(content=self.system_prompt), *messages, *feedback])
 
     def _feedback(self, reply: AIMessage, error: str) -> HumanMessage:
-        shown = reply.content if isinstance(reply.content, str) and reply.content else json.dumps(reply.tool_calls, default=str)
+        invalid = [{"name": c.get("name"), "args": c.get("args")} for c in reply.invalid_tool_calls]
+        calls = reply.tool_calls or invalid
+        text = reply.content if isinstance(reply.content, str) else ""
+        shown = text or json.dumps(calls, default=str)
         return HumanMessage(
             content=(
                 f"Your previous reply could not be used: {error}.\nIt was: {shown[:1000]}\n"
@@ -164,14 +170,14 @@ class Responder:
     def _call(self, prompt: list[BaseMessage]) -> AIMessage | Exception:
         try:
             return self._runnable.invoke(prompt)
-        except Exception as e:  # noqa: BLE001 - handed to the retry loop, which reports it
-            return e
+        except Exception as e:  # noqa: BLE001 - to the retry loop: a reply to correct, or a failure to report
+            return reply_from_client_error(e) or e
 
     async def _acall(self, prompt: list[BaseMessage]) -> AIMessage | Exception:
         try:
             return await self._runnable.ainvoke(prompt)
-        except Exception as e:  # noqa: BLE001 - handed to the retry loop, which reports it
-            return e
+        except Exception as e:  # noqa: BLE001 - to the retry loop: a reply to correct, or a failure to report
+            return reply_from_client_error(e) or e
 
     def respond(self, messages: list[BaseMessage]) -> ResponderReply:
         return drive(self._attempts(messages), self._call)

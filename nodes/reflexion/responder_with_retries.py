@@ -18,6 +18,7 @@ from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from nodes.models.wire import reply_from_client_error, sendable
 from nodes.reflexion.responder import (
     Responder,
     ResponderReply,
@@ -57,6 +58,9 @@ class ResponderWithRetries:
             parsed = self.validator.invoke(response)
         except (ValidationError, OutputParserException, ValueError) as e:
             return repr(e)
+        if not parsed and isinstance(response, AIMessage) and response.invalid_tool_calls:
+            bad = response.invalid_tool_calls[0]
+            return str(bad.get("error") or "the tool call arguments are not valid JSON")
         return None if parsed else "the reply must call one of the tools offered"
 
     def _attempts(self, state: list[BaseMessage]) -> Generator[dict[str, Any], Any, Any]:
@@ -64,7 +68,7 @@ class ResponderWithRetries:
         and is sent its reply; it returns the reply to use."""
         response: Any = None
         for _ in range(self.max_attempts):
-            response = yield {"messages": state}
+            response = yield {"messages": sendable(state)}
             self._count(response)
             error = self._check(response)
             if error is None:
@@ -73,19 +77,35 @@ class ResponderWithRetries:
         return response
 
     def respond(self, state: list[BaseMessage]) -> Any:
-        return drive(self._attempts(state), self.runnable.invoke)
+        return drive(self._attempts(state), self._invoke)
 
     async def arespond(self, state: list[BaseMessage]) -> Any:
         return await adrive(self._attempts(state), self._ainvoke)
 
+    def _invoke(self, request: dict[str, Any]) -> Any:
+        try:
+            return self.runnable.invoke(request)
+        except ValidationError as e:  # arguments that are not an object: a reply to correct, as bad JSON is
+            return _reply_or_raise(e)
+
     async def _ainvoke(self, request: dict[str, Any]) -> Any:
-        if hasattr(self.runnable, "ainvoke"):
-            return await self.runnable.ainvoke(request)
-        return await asyncio.to_thread(self.runnable.invoke, request)  # biochatter's runnables may be sync only
+        try:
+            if hasattr(self.runnable, "ainvoke"):
+                return await self.runnable.ainvoke(request)
+            return await asyncio.to_thread(self.runnable.invoke, request)  # biochatter's may be sync only
+        except ValidationError as e:
+            return _reply_or_raise(e)
 
     def _count(self, response: Any) -> None:
         if isinstance(response, AIMessage):
             self.usage = self.usage + usage_of(response)
+
+
+def _reply_or_raise(error: ValidationError) -> AIMessage:
+    reply = reply_from_client_error(error)
+    if reply is None:
+        raise error
+    return reply
 
 
 def _schema_for(responder: Any, message: AIMessage) -> type[BaseModel]:

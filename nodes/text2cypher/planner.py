@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from nodes.models.wire import without_surrogates
 from nodes.prompts.kg_query import schema_text
 from nodes.prompts.text2cypher import (
     CHECK_PROMPT,
@@ -148,7 +149,7 @@ def summarize_plan(state: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]
         text = fallback_answer(last, "budget" if error == "budget" else "model_error")
         reason = "budget" if error == "budget" else reason
     else:
-        text = answer.answer
+        text = without_surrogates(answer.answer)  # text for people: a model's lone surrogate shows as U+FFFD
     emit("Answer", answer=text, stop_reason=reason)
     return {"usage": usage.model_dump(), "answer": text, "stop_reason": reason}
 

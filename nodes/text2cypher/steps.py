@@ -12,6 +12,7 @@ from typing import Any
 
 from langgraph.types import interrupt
 
+from nodes.models.wire import without_surrogates
 from nodes.prompts.kg_query import schema_text
 from nodes.prompts.text2cypher import (
     CORRECT_INSTRUCTION,
@@ -72,8 +73,10 @@ def guardrail(state: Mapping[str, Any], ctx: FlowContext) -> Update:
     if decision.answerable:
         return {"usage": usage.model_dump()}
     labels = ", ".join(n.label for n in schema.nodes) or "no data yet"
-    suggestions = [s for s in decision.suggestions if s.strip()][:3]
-    answer = f"I can't answer that from this graph. {decision.reason}".strip() + f" The graph holds: {labels}."
+    # Text for people: a model's lone surrogate shows as U+FFFD, so the answer can be printed.
+    suggestions = [without_surrogates(s) for s in decision.suggestions if s.strip()][:3]
+    reason = without_surrogates(decision.reason)
+    answer = f"I can't answer that from this graph. {reason}".strip() + f" The graph holds: {labels}."
     if suggestions:
         answer += " You could ask, for example: " + " / ".join(suggestions)
     return {"usage": usage.model_dump(), "stop_reason": "refused", "answer": answer, "suggestions": suggestions}
@@ -234,7 +237,7 @@ def summarize(state: Mapping[str, Any], ctx: FlowContext) -> Update:
         if error == "budget":
             update["stop_reason"] = "budget"
     else:
-        update["answer"] = answer.answer
+        update["answer"] = without_surrogates(answer.answer)  # for people: a lone surrogate shows as U+FFFD
     if _learnable(state, ctx, chosen):
         try:
             update["learned"] = ctx.store.add(state["question"], chosen.cypher, source="learned")  # type: ignore[union-attr]

@@ -26,6 +26,7 @@ import re
 
 from nodes.graphdb.cypher_text import quote_name
 from nodes.graphdb.protocol import GraphDatabase
+from nodes.models.wire import LONE_SURROGATE
 from schemas.errors import GraphDatabaseError
 from schemas.text2cypher import ValueMapping
 
@@ -158,7 +159,10 @@ class ValueMapper:
         return self._values[key]
 
     def _stored_value_for(self, label: str, prop: str, given: str) -> str | None:
-        """The stored value `given` stands for, if it is not stored itself; None to leave it."""
+        """The stored value `given` stands for, if it is not stored itself; None to leave it. A literal
+        no client can send (a lone surrogate) is not looked up: the query's own run refuses it, saying why."""
+        if LONE_SURROGATE.search(given):
+            return None
         key = (label, prop, given)
         if key not in self._decided:
             try:

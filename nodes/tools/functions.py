@@ -19,6 +19,8 @@ from schemas.errors import ConfigurationError
 
 def finish(answer: str) -> str:
     """Finish the task with answer."""
+    if not answer.strip():  # the run would end "finished" with nothing to show: the model is told instead
+        raise ValueError("the answer is empty: call finish with the answer itself")
     return answer
 
 

@@ -96,6 +96,8 @@ class MediaWikiAPI:
                     if time.monotonic() > deadline:
                         raise httpx.ReadTimeout(f"no complete reply within {self.timeout} s")
             data = json.loads(body)
+        except (httpx.InvalidURL, UnicodeEncodeError) as e:  # a 1 MB title, a lone surrogate: no URL holds it
+            raise WikipediaError(f"this cannot be asked of Wikipedia: {type(e).__name__}: {e!s:.200}") from e
         except (httpx.HTTPError, ValueError) as e:
             raise WikipediaError(f"Wikipedia could not be reached: {type(e).__name__}: {e}") from e
         if "error" in data:
