@@ -127,7 +127,11 @@ def _run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--flow", choices=["reflexion", *FLOWS], default="reflexion")
     command.add_argument("--graph", help="a graph of the embedded database (default: $REFLEXION_DATABASE_URL and $REFLEXION_GRAPH, else the embedded movies graph)")
     command.add_argument("--model", help="e.g. openai:gpt-4o-mini (default: $REFLEXION_MODEL)")
-    command.add_argument("--max-steps", type=int, default=30)
+    command.add_argument(
+        "--max-steps", type=int,
+        help="step limit of the reflexion loop (default 30); a run keeps the one it started with: "
+        "`resume` may lower it, never raise it",
+    )
     command.add_argument("--approve", action="store_true", help="ask at the terminal before each generated query runs")
     command.add_argument("--json", action="store_true", help="print the result as one JSON object")
 

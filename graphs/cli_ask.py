@@ -18,8 +18,9 @@ from graphs.cli_graphs import require_graph
 from graphs.exit_codes import EXIT_ANSWERED, EXIT_DATABASE, EXIT_NO_ANSWER
 from graphs.text2cypher_flow import Text2CypherFlow
 from nodes.graphdb import connect
+from nodes.graphdb.connect import opened
 from nodes.models.resolve import chat_model_from_env
-from nodes.run_context import DEFAULT_GRAPH, load_demo_if_new, open_database
+from nodes.run_context import DEFAULT_GRAPH, default_connection_args, load_demo_if_new, open_database
 from schemas.errors import ConfigurationError
 
 NEXT_STEP = {"draft": "running the query", "execute_tool": "the model scores the result", "revise": "running the revised query"}
@@ -55,7 +56,8 @@ def database(args: argparse.Namespace) -> Any:
     """`--graph`/`--data-dir` name a graph of the embedded database; without them, the environment's
     database (`$REFLEXION_DATABASE_URL`, `$REFLEXION_GRAPH`), by default the embedded movies graph."""
     if args.graph is None and args.data_dir is None:
-        return open_database()
+        # a peer that is no database: exit 3 with the reason, never a traceback
+        return opened(open_database, default_connection_args())
     where = {"backend": "falkordb", "graph": args.graph or DEFAULT_GRAPH, "data_dir": args.data_dir}
     db = connect(where)
     if load_demo_if_new(db, where) is None:
@@ -64,7 +66,13 @@ def database(args: argparse.Namespace) -> Any:
 
 
 def runner(args: argparse.Namespace) -> Any:
-    """The Reflexion agent or the text-to-Cypher flow `--flow` names, on the embedded database."""
+    """The Reflexion agent or the text-to-Cypher flow `--flow` names, on the embedded database.
+    The agent's step limit is `--max-steps` (default 30) for a run it starts; a run it resumes keeps
+    the limit it was started with (`run_context` below)."""
+    if args.max_steps is not None and args.flow != "reflexion":  # a limit given must hold, not be ignored
+        raise ConfigurationError(
+            f"--max-steps limits the reflexion loop; the {args.flow} flow has no step limit"
+        )
     model = chat_model_from_env(args.model)
     db = database(args)
     if args.flow == "reflexion":
@@ -72,6 +80,18 @@ def runner(args: argparse.Namespace) -> Any:
 
         return KGQueryReflexionAgent(conversation_factory=lambda: model, database=db, max_steps=args.max_steps)
     return Text2CypherFlow(args.flow, conversation_factory=lambda: model, database=db)
+
+
+def run_context(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The context `ask` or `resume` sends. On `resume`, an explicit `--max-steps` is sent as the run's
+    context: lower than the limit the run started with, it takes effect; higher, the run refuses it
+    with a configuration error (exit 2) instead of silently running more, or fewer, steps than asked."""
+    context: dict[str, Any] = {}
+    if args.approve and args.command == "ask":
+        context["require_approval"] = True
+    if args.max_steps is not None and args.command == "resume":
+        context["max_steps"] = args.max_steps
+    return context or None
 
 
 def decide(pending: dict[str, Any], console: Console) -> Any:
@@ -137,7 +157,7 @@ def cmd_ask(args: argparse.Namespace, out: Console) -> int:
     agent = runner(args)
     if not args.json:
         out.print(f"[bold]Question:[/bold] {args.question}", highlight=False)
-    context = {"require_approval": True} if args.approve else None
+    context = run_context(args)
     with LiveProgress(out, enabled=not args.json) as progress:
         if isinstance(agent, Text2CypherFlow):
             result = _run(agent, args, progress, lambda cb: agent.ask(args.question, thread_id=args.thread, context=context, **cb))
@@ -156,5 +176,8 @@ def cmd_resume(args: argparse.Namespace, out: Console) -> int:
     elif args.decision:
         decision = {"action": args.decision, "reason": args.query} if args.decision == "reject" and args.query else args.decision
     with LiveProgress(out, enabled=not args.json) as progress:
-        result = _run(agent, args, progress, lambda cb: agent.resume(args.thread_id, decision, **cb))
+        context = run_context(args)
+        result = _run(
+            agent, args, progress, lambda cb: agent.resume(args.thread_id, decision, context=context, **cb)
+        )
     return report(result, args, out)

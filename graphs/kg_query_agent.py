@@ -26,7 +26,7 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.types import interrupt
 
 from graphs.reflexion_agent import ReflexionAgent
-from nodes.graphdb.connect import backend_of
+from nodes.graphdb.connect import backend_of, opened
 from nodes.graphdb.hook_database import HookDatabase, connect_hook
 from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP, GraphDatabase
 from nodes.models.resolve import chat_model_from_env
@@ -51,6 +51,7 @@ from nodes.run_context import (
     open_database,
     run_database_args,
 )
+from nodes.run_limits import recorded
 from nodes.settings_checks import seconds, whole_number
 from nodes.tools.cypher import DEFAULT_ROWS_IN_MESSAGE, run_cypher
 from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
@@ -117,9 +118,11 @@ class KGQueryReflexionAgent(ReflexionAgent):
         first use, so a database that is down is a stop reason, not a crash at construction."""
         args = self._run_database_args()
         if args is not None:
-            return self._databases.get(repr(sorted(args.items())), lambda: open_database(args))
+            key = repr(sorted(args.items()))
+            return self._databases.get(key, lambda: opened(lambda: open_database(args), args))
         if self._db is None:
-            self._db = open_database(self.connection_args or None)
+            own = self.connection_args or None
+            self._db = opened(lambda: open_database(own), own or default_connection_args())
         return self._db
 
     @property
@@ -183,12 +186,21 @@ class KGQueryReflexionAgent(ReflexionAgent):
         return [self.db.query(query, **self._query_limits()).records()]
 
     def _query_limits(self) -> dict[str, Any]:
-        """This run's timeout and row cap (a run may lower the agent's), and whether writes may run."""
+        """This run's timeout and row cap (a run may lower the agent's), and whether writes may run.
+        Once the run has started they are the ones it recorded, not those of an agent resuming it."""
         ctx = self.run_context()
         return {
-            "timeout": lower(ctx.query_timeout, self.query_timeout),
-            "row_cap": lower(ctx.row_cap, self.row_cap),
-            "allow_writes": self.allow_writes,
+            "timeout": lower(ctx.query_timeout, recorded("query_timeout", self.query_timeout)),
+            "row_cap": lower(ctx.row_cap, recorded("row_cap", self.row_cap)),
+            # a run started read-only stays read-only, whoever resumes it
+            "allow_writes": self.allow_writes and recorded("allow_writes", True),
+        }
+
+    def _run_limits(self) -> dict[str, Any]:
+        limits = self._query_limits()
+        return {
+            **super()._run_limits(), "query_timeout": limits["timeout"], "row_cap": limits["row_cap"],
+            "allow_writes": limits["allow_writes"], "require_approval": self._approval_required(),
         }
 
     def _tool_database(self) -> GraphDatabase:
@@ -230,8 +242,10 @@ class KGQueryReflexionAgent(ReflexionAgent):
         return ToolMessage(content=outcome.content, tool_call_id=tool_call_id, artifact=outcome.model_dump())
 
     def _approval_required(self) -> bool:
-        """The agent's setting or the run's: a run may ask for approval, never turn it off."""
-        return self.require_approval or bool(self.run_context().require_approval)
+        """The agent's setting, the run's, or the one the run started with: a run may ask for
+        approval, never turn it off, and an agent without it that resumes the run does not either."""
+        started = bool(recorded("require_approval", False))
+        return self.require_approval or bool(self.run_context().require_approval) or started
 
     def _run_tool(self, state: ReflexionState) -> ToolRun:
         """Run the pending query; with approval on, pause first (LangGraph `interrupt`) and run

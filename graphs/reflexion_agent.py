@@ -31,6 +31,7 @@ from pydantic import BaseModel
 
 from nodes.checkpoints import DURABLE, INTERRUPT, paused_on, resolve_checkpointer, resume_plan
 from nodes.models.resolve import chat_model_from_env, resolve_chat_model
+from nodes.models.wire import without_surrogates
 from nodes.reflexion.prompt_view import prompt_messages
 from nodes.reflexion.responder import Responder, ResponderReply
 from nodes.reflexion.responder_with_retries import ResponderWithRetries, arespond_with, respond_with
@@ -59,7 +60,15 @@ from nodes.reflexion.stop_rules import (
     satisfied_by_score,
     unbelieved_score_note,
 )
-from nodes.run_context import KeyedCache, checked_context, current_context, started_context, stored_context
+from nodes.run_context import (
+    KeyedCache,
+    checked_context,
+    current_context,
+    runtime_context,
+    started_context,
+    stored_context,
+)
+from nodes.run_limits import limits_of, recorded, recorded_limits, refuse_raised_limits, with_limits
 from nodes.settings_checks import checkpointer_setting, whole_number
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
 from schemas.reflexion import (
@@ -145,12 +154,16 @@ class ReflexionAgent(ABC):
         """The responder for the revise step: scores the last result and revises the action."""
 
     def _log_step_message(self, step: int, node: str, output: BaseMessage | None) -> None:
-        logger.info("step %d, %s: %s", step, node, getattr(output, "content", output))
+        if logger.isEnabledFor(logging.INFO):  # a lone surrogate would make a UTF-8 handler print a traceback
+            shown = without_surrogates(str(getattr(output, "content", output)))
+            logger.info("step %d, %s: %s", step, node, shown)
         if self.agent_logger is not None:
             self.agent_logger.log_step_message(step, node, output)
 
     def _log_final_result(self, output: Any) -> None:
-        logger.info("final (%s): %s", output.stop_reason, getattr(output, "answer", getattr(output, "value", None)))
+        if logger.isEnabledFor(logging.INFO):
+            answer = getattr(output, "answer", getattr(output, "value", None))
+            logger.info("final (%s): %s", output.stop_reason, without_surrogates(str(answer)))
         if self.agent_logger is not None:
             self.agent_logger.log_final_result(output)
 
@@ -195,9 +208,17 @@ class ReflexionAgent(ABC):
         return current_context(self.context_schema)
 
     def _max_steps(self, state: ReflexionState) -> int:
-        """This run's step limit: the run's own (`max_steps` in the context, at most the ceiling), else the agent's."""
+        """This run's step limit: the one recorded when the run started (`nodes.run_limits`), which a
+        resume's context may lower; while a run starts, its context's (at most the ceiling), else the
+        agent's."""
         asked = self.run_context().max_steps
-        return min(asked, self._max_steps_ceiling()) if asked is not None else self.max_steps
+        ceiling, own = recorded("max_steps", self._max_steps_ceiling()), recorded("max_steps", self.max_steps)
+        return min(asked, ceiling) if asked is not None else own
+
+    def _run_limits(self) -> dict[str, Any]:
+        """The limits a starting run records, so they hold when another agent or process resumes it.
+        A subclass with limits of its own (timeouts, row caps) adds them."""
+        return {"max_steps": self._max_steps({})}
 
     def _score_threshold(self) -> float:
         asked = getattr(self.run_context(), "score_threshold", None)
@@ -349,18 +370,28 @@ class ReflexionAgent(ABC):
 
     def _in_run(self, node: Callable[[Any], Any], anode: Callable[[Any], Any], starts: bool) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
         """A node (sync and async) that reads the run's stored context; the run's first node stores
-        the context the run was started with, so a resumed run keeps its settings, and which graph it is."""
+        the context the run was started with and the limits in force, so a resumed run keeps its
+        settings and limits whoever resumes it (`nodes.run_limits`), and which graph it is."""
         graph = type(self).__name__
 
+        def begin(state: ReflexionState) -> dict[str, Any] | None:
+            if not starts:
+                refuse_raised_limits(state.get("run_context"), runtime_context())
+                return state.get("run_context")
+            with stored_context(None), recorded_limits(None):  # not those of a run this one runs inside
+                return with_limits(started_context(graph), self._run_limits())
+
         def sync(state: ReflexionState) -> Any:
-            with stored_context(None if starts else state.get("run_context")):
+            run_context = begin(state)
+            with stored_context(run_context), recorded_limits(run_context):
                 update = node(state)
-            return {**update, "run_context": started_context(graph)} if starts else update
+            return {**update, "run_context": run_context} if starts else update
 
         async def asynchronous(state: ReflexionState) -> Any:
-            with stored_context(None if starts else state.get("run_context")):
+            run_context = begin(state)
+            with stored_context(run_context), recorded_limits(run_context):
                 update = await anode(state)
-            return {**update, "run_context": started_context(graph)} if starts else update
+            return {**update, "run_context": run_context} if starts else update
 
         return sync, asynchronous
 
@@ -404,12 +435,13 @@ class ReflexionAgent(ABC):
         question = question.strip()
         return {"messages": [self._question_message(question)], "question": question, "prompt": prompt}
 
-    def _recursion_limit(self) -> int:
-        # Each step is execute_tool + revise; the draft and a margin come on top.
-        return 2 * self._max_steps_ceiling() + 5
+    def _recursion_limit(self, steps: int | None = None) -> int:
+        # Each step is execute_tool + revise; the draft and a margin come on top. A resumed run may
+        # have recorded more steps than this agent's ceiling: its limit is the run's (`steps`).
+        return 2 * max(self._max_steps_ceiling(), steps or 0) + 5
 
-    def _config(self, thread_id: str | None) -> dict[str, Any]:
-        config: dict[str, Any] = {"recursion_limit": self._recursion_limit()}
+    def _config(self, thread_id: str | None, steps: int | None = None) -> dict[str, Any]:
+        config: dict[str, Any] = {"recursion_limit": self._recursion_limit(steps)}
         if self.checkpointer is not None:
             config["configurable"] = {"thread_id": thread_id or uuid.uuid4().hex}
         return config
@@ -438,11 +470,17 @@ class ReflexionAgent(ABC):
         return result
 
     def _run(
-        self, inputs: Any, thread_id: str | None, on_step: StepCallback | None, context: Any = None
+        self,
+        inputs: Any,
+        thread_id: str | None,
+        on_step: StepCallback | None,
+        context: Any = None,
+        steps: int | None = None,
     ) -> Any:
-        """Stream one run of the graph from `inputs`, reporting each step; return the parsed result."""
+        """Stream one run of the graph from `inputs`, reporting each step; return the parsed result.
+        `steps`: a resumed run's recorded step limit, which the recursion limit must fit."""
         state, pending = inputs, None
-        config = self._config(thread_id)
+        config = self._config(thread_id, steps)
         context = checked_context(self.context_schema, context)
         for mode, chunk in self.graph.stream(inputs, config, stream_mode=["updates", "values"], context=context):
             if mode == "values":
@@ -453,10 +491,15 @@ class ReflexionAgent(ABC):
         return self._finish(state, config, pending)
 
     async def _arun(
-        self, inputs: Any, thread_id: str | None, on_step: StepCallback | None, context: Any = None
+        self,
+        inputs: Any,
+        thread_id: str | None,
+        on_step: StepCallback | None,
+        context: Any = None,
+        steps: int | None = None,
     ) -> Any:
         state, pending = inputs, None
-        config = self._config(thread_id)
+        config = self._config(thread_id, steps)
         context = checked_context(self.context_schema, context)
         async for mode, chunk in self.graph.astream(inputs, config, stream_mode=["updates", "values"], context=context):
             if mode == "values":
@@ -471,11 +514,15 @@ class ReflexionAgent(ABC):
     ) -> Any:
         """Continue the run stored in `thread_id` from its last saved step: after a crash or Ctrl-C,
         or, with `approval` ("approve", {"action": "edit", "query": ...}, "reject"), after a pause.
-        A finished run returns its result again without calling the model."""
+        A finished run returns its result again without calling the model.
+
+        The run keeps the limits it started with (steps, query timeout, row cap, read-only, approval),
+        not this agent's: a `context` may lower them, and one that would raise them is refused with a
+        `ConfigurationError` before anything runs (`nodes.run_limits`)."""
         inputs, finished = resume_plan(self.graph, self.checkpointer, thread_id, approval, type(self).__name__)
         if finished is not None:
             return self._finish(finished, self._config(thread_id))
-        return self._run(inputs, thread_id, on_step, context)
+        return self._run(inputs, thread_id, on_step, context, self._resume_steps(thread_id))
 
     async def aresume(
         self, thread_id: str, approval: Any = None, *, on_step: StepCallback | None = None, context: dict[str, Any] | None = None
@@ -483,7 +530,14 @@ class ReflexionAgent(ABC):
         inputs, finished = resume_plan(self.graph, self.checkpointer, thread_id, approval, type(self).__name__)
         if finished is not None:
             return self._finish(finished, self._config(thread_id))
-        return await self._arun(inputs, thread_id, on_step, context)
+        steps = await asyncio.to_thread(self._resume_steps, thread_id)
+        return await self._arun(inputs, thread_id, on_step, context, steps)
+
+    def _resume_steps(self, thread_id: str) -> int | None:
+        """The step limit the stored run started with (None if it recorded none): the recursion limit
+        must fit it."""
+        values = self.graph.get_state({"configurable": {"thread_id": thread_id}}).values
+        return limits_of(values.get("run_context")).get("max_steps")
 
     def execute(
         self,

@@ -26,6 +26,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
 from nodes.checkpoints import DURABLE, paused_on, resolve_checkpointer, resume_plan
+from nodes.graphdb.connect import opened
 from nodes.graphdb.demo_data import is_movies_graph
 from nodes.graphdb.protocol import (
     DEFAULT_QUERY_TIMEOUT_S,
@@ -44,9 +45,11 @@ from nodes.run_context import (
     lower,
     open_database,
     run_database_args,
+    runtime_context,
     started_context,
     stored_context,
 )
+from nodes.run_limits import recorded, recorded_limits, refuse_raised_limits, with_limits
 from nodes.settings_checks import checkpointer_setting, seconds, whole_number
 from nodes.text2cypher import planner, steps
 from nodes.text2cypher.context import FlowContext, usage_total
@@ -71,6 +74,7 @@ FLOWS: tuple[Flow, ...] = ("naive", "retry", "retry_evaluate", "planner")
 #: `seed_examples`' default: the movies examples, for the movies demo graph only.
 DEMO_EXAMPLES: Any = Path("<the movies examples, for the movies graph only>")
 DEFAULT_MAX_LLM_CALLS = 12
+RUN_LIMITS = ("max_llm_calls", "max_retries", "row_cap", "query_timeout")  # a run's context may lower each
 
 
 def text_question(question: Any) -> str:
@@ -137,11 +141,21 @@ class Text2CypherFlow:
         """This run's dependencies: the model, database and limits its context names (shared by
         every run that names the same), else the flow's own."""
         run = current_context(Text2CypherContext)
-        limits = {k: lower(getattr(run, k), self.limits[k]) for k in ("max_llm_calls", "max_retries", "row_cap", "query_timeout")}
-        limits["require_approval"] = self.limits["require_approval"] or bool(run.require_approval)  # a run may add it, not remove it
-        limits["map_values"] = self.limits["map_values"] and run.map_values is not False  # a run may turn mapping off
+        limits = self._run_limits(run)
         key = (run.model, run.database_url, run.graph, tuple(sorted(limits.items())))
         return self._contexts.get(key, lambda: self._make_context(run, limits))
+
+    def _run_limits(self, run: Text2CypherContext) -> dict[str, Any]:
+        """This run's limits: the flow's, which its context may lower; once the run has started, the
+        ones it recorded (`nodes.run_limits`), so a flow built with other limits that resumes it keeps
+        them."""
+        limits = {k: lower(getattr(run, k), recorded(k, self.limits[k])) for k in RUN_LIMITS}
+        # a run may add approval, never remove it; may turn value mapping off, never on
+        approval = self.limits["require_approval"] or bool(run.require_approval)
+        limits["require_approval"] = approval or bool(recorded("require_approval", False))
+        mapping = self.limits["map_values"] and run.map_values is not False
+        limits["map_values"] = mapping and bool(recorded("map_values", True))
+        return limits
 
     def _make_context(self, run: Text2CypherContext, limits: dict[str, Any]) -> FlowContext:
         args = run_database_args(run, self.connection_args, given_object=self._database is not None, own_db=self._database)
@@ -149,10 +163,13 @@ class Text2CypherFlow:
             db = self._database
         else:
             args = args or self.connection_args or default_connection_args()
-            db = self._databases.get(repr(sorted(args.items())), lambda: open_database(args))
+            key = repr(sorted(args.items()))
+            db = self._databases.get(key, lambda: opened(lambda: open_database(args), args))
         store = self._fewshots if isinstance(self._fewshots, (FewShotStore, MemoryFewShotStore)) else None
         if self._fewshots is True:
-            store = self._stores.get(db, lambda: self._default_store(db))  # keyed by the object: no id reuse
+            # keyed by the object (no id reuse); it lists the server's graphs: the first command that a
+            # peer which is no database fails
+            store = self._stores.get(db, lambda: opened(lambda: self._default_store(db), args))
         model = chat_model_from_env(run.model) if run.model else resolve_chat_model(self.conversation_factory())
         return FlowContext(
             model=model, db=db, flow=self.flow, store=store, examples_on_graph=self._fewshots is True,
@@ -182,7 +199,9 @@ class Text2CypherFlow:
 
     def _node(self, step: Callable[[Any, FlowContext], dict[str, Any]]) -> Callable[[Any], dict[str, Any]]:
         def node(state: Any) -> dict[str, Any]:
-            with stored_context(state.get("run_context")):  # the settings the run started with
+            refuse_raised_limits(state.get("run_context"), runtime_context())
+            started = state.get("run_context")  # the settings and limits the run started with
+            with stored_context(started), recorded_limits(started):
                 try:
                     context = self.context
                 except DatabaseUnavailableError as e:  # a database that is down is a typed stop, not a crash
@@ -208,8 +227,16 @@ class Text2CypherFlow:
         return "summarize" if state.get("stop_reason") else "map_values"
 
     def _context_of(self, state: Mapping[str, Any]) -> FlowContext:
-        with stored_context(state.get("run_context")):
+        with stored_context(state.get("run_context")), recorded_limits(state.get("run_context")):
             return self.context
+
+    def _start(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        """The first node: resets the per-question fields and keeps the context the run started with and
+        the limits in force, for a resume (by this flow or another, in this process or the next)."""
+        graph = f"text2cypher_{self.flow}"
+        with recorded_limits(None):  # the flow's own, not those of a run this one runs inside
+            limits = self._run_limits(current_context(Text2CypherContext))
+        return {**steps.start(state), "run_context": with_limits(started_context(graph), limits)}
 
     def _after_execute(self, state: Text2CypherState) -> Literal["correct", "evaluate", "summarize"]:
         ctx = self._context_of(state)
@@ -240,9 +267,7 @@ class Text2CypherFlow:
         builder = StateGraph(
             Text2CypherState, context_schema=Text2CypherContext, input_schema=Text2CypherInput, output_schema=Text2CypherOutput
         )
-        # needs neither model nor database; keeps the context the run started with, for a resume
-        graph = f"text2cypher_{self.flow}"
-        builder.add_node("start", lambda state: {**steps.start(state), "run_context": started_context(graph)})
+        builder.add_node("start", self._start)  # needs neither model nor database
         builder.add_node("guardrail", self._node(steps.guardrail))
         builder.add_edge(START, "start")
         builder.add_conditional_edges("start", self._after_start)

@@ -49,3 +49,57 @@ class LoopbackServer:
     def __exit__(self, *exc: Any) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+class TcpPeer:
+    """A TCP listener on a free loopback port that is not the server a client expects: `with TcpPeer(reply)
+    as peer:` accepts at `peer.port` and answers every chunk a client sends with `reply` (None: never
+    answers, holding the connection open), for the tests of how clients fail on a peer that accepts TCP
+    and then stays silent or speaks another protocol. `reply` may also make a responder per connection:
+    a callable returning a callable from the bytes received to the bytes to send (or None)."""
+
+    def __init__(self, reply: bytes | Any | None = None) -> None:
+        import socket
+
+        self.reply = reply
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self.connections = 0
+        self._sockets: list[Any] = []
+        self._closed = threading.Event()
+
+    def _serve(self) -> None:
+        while not self._closed.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            self._sockets.append(conn)
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: Any) -> None:
+        respond = self.reply() if callable(self.reply) else (lambda data: self.reply)
+        try:
+            while data := conn.recv(65536):
+                answer = respond(data)
+                if answer:
+                    conn.sendall(answer)
+        except OSError:
+            pass
+
+    def __enter__(self) -> TcpPeer:
+        threading.Thread(target=self._serve, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import socket
+
+        self._closed.set()
+        self._listener.close()
+        for conn in self._sockets:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+                conn.close()
+            except OSError:
+                pass

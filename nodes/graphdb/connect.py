@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from nodes.graphdb.falkordb_graph import FalkorDBGraph
 from nodes.graphdb.neo4j_graph import Neo4jGraph, neo4j_uri
 from nodes.graphdb.protocol import GraphDatabase
-from schemas.errors import ConfigurationError
+from schemas.errors import ConfigurationError, DatabaseUnavailableError
 from schemas.graphdb import GRAPH_NAME_PATTERN
 
 _FALKORDB_KEYS = {"backend", "graph", "db_name", "host", "port", "user", "username", "password", "data_dir"}
@@ -16,6 +17,7 @@ _NEO4J_KEYS = {"backend", "host", "port", "uri", "url", "user", "username", "pas
 
 
 GRAPH_NAME = re.compile(GRAPH_NAME_PATTERN)
+T = TypeVar("T")
 
 
 def checked_name(name: Any, what: str = "graph") -> str:
@@ -77,3 +79,34 @@ def backend_of(connection_args: dict[str, Any] | None) -> str:
     """The backend `connect(connection_args)` would open, without connecting."""
     args = connection_args or {}
     return str(args.get("backend") or ("neo4j" if args.keys() & {"host", "port", "uri", "url"} else "falkordb")).lower()
+
+
+def where(connection_args: dict[str, Any] | None) -> str:
+    """The server `connection_args` name, for messages (never the credentials); None: a database object."""
+    if connection_args is None:
+        return "the database"
+    args = connection_args
+    if backend_of(args) == "neo4j":
+        uri = str(args.get("uri") or args.get("url") or neo4j_uri(args.get("host") or "127.0.0.1", args.get("port")))
+        scheme, _, rest = uri.partition("://")
+        return f"{scheme}://{rest.rpartition('@')[2]}" if rest else uri  # user:password@ left out
+    if not args.get("host"):
+        return "the embedded FalkorDB"
+    return f"FalkorDB at {args['host']}:{args.get('port') or 6379}"
+
+
+def opened(open_database: Callable[[], T], connection_args: dict[str, Any] | None) -> T:
+    """`open_database()`, where any failure but a configuration error means the database cannot be used:
+    a `DatabaseUnavailableError`, so a run ends `tool_unavailable` and the CLI exits 3. A peer that is
+    not the database named (an HTTP server, another protocol) can make a client fail in ways its adapter
+    does not translate (a `QueryError`, or a client library's own exception from the handshake); a run
+    must stop on it, typed, not crash or go on querying a database that is not there."""
+    try:
+        return open_database()
+    except (ConfigurationError, DatabaseUnavailableError):
+        raise
+    except Exception as e:  # noqa: BLE001 - the boundary: any other failure to open is "unavailable"
+        raise DatabaseUnavailableError(
+            f"{where(connection_args)} could not be opened ({type(e).__name__}: {e}); "
+            "is it the database named?"
+        ) from e
