@@ -291,3 +291,22 @@ def test_the_cli_exits_database_unavailable_on_a_url_that_is_not_falkordb(monkey
         code = main(["ask", "Who directed The Matrix?", "--json"])
     err = capsys.readouterr().err
     assert code == 3 and "Database unavailable" in err and "Traceback" not in err
+
+
+def test_the_kg_agent_ends_tool_unavailable_on_a_redis_server_without_falkordb(plain_redis):
+    agent, model = kg_agent(connection_args={"backend": "falkordb", "host": "127.0.0.1", "port": plain_redis})
+    result = agent.execute("Who directed The Matrix?")
+    agent.close()
+    assert result.stop_reason == "tool_unavailable" and "without the FalkorDB module" in result.error
+    assert model.calls == [] and result.outcomes == []  # no model call spent on a server that cannot answer
+
+
+def test_a_silent_falkordb_peer_is_unavailable_within_the_connect_timeout():
+    from nodes.graphdb import FalkorDBGraph
+    from schemas.errors import DatabaseUnavailableError
+
+    with TcpPeer(None) as peer:
+        started = time.monotonic()
+        with pytest.raises(DatabaseUnavailableError):
+            FalkorDBGraph("g", host="127.0.0.1", port=peer.port)
+        assert time.monotonic() - started < 6.0  # the 5 s connect timeout, not the 120 s socket timeout

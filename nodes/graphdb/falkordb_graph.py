@@ -49,6 +49,7 @@ _MISSING_GRAPH = "Invalid graph operation on empty key"
 _TIMED_OUT = "Query timed out"
 _NO_PLAN = "plan must be an array"
 _QUEUE_FULL = "Max pending queries exceeded"  # MAX_QUEUED_QUERIES
+_NO_SUCH_COMMAND = "unknown command"  # a Redis without the module
 
 T = TypeVar("T")
 
@@ -89,8 +90,9 @@ class FalkorDBGraph:
                 host, int(port), server, username=username, password=password,
                 socket_timeout=socket_timeout, socket_connect_timeout=5.0,
             )
-        except redis.exceptions.RedisError as e:
-            raise DatabaseUnavailableError(f"FalkorDB at {host}:{port} is unreachable: {e}") from e
+        except (redis.exceptions.RedisError, AttributeError, TypeError, ValueError) as e:
+            # AttributeError and the like: redis-py's handshake reading a peer that is not Redis (`+OK`, `:1`)
+            raise DatabaseUnavailableError(f"FalkorDB at {host}:{port} is unreachable or not FalkorDB: {e}") from e
         self._graph_at: tuple[int, Any] = (0, self._link.client.select_graph(graph))
 
     @property
@@ -162,6 +164,12 @@ class FalkorDBGraph:
             )
         if "mem consumption exceeded capacity" in str(error):
             return QueryError(f"the query used more memory than one query may ({error}); fetch less: filter earlier, aggregate, add LIMIT", cypher)
+        if isinstance(error, redis.exceptions.InvalidResponse):
+            return DatabaseUnavailableError(f"{self.host}:{self.port} is not a FalkorDB server: {error}")
+        if isinstance(error, redis.exceptions.ResponseError) and str(error).startswith(_NO_SUCH_COMMAND):
+            return DatabaseUnavailableError(
+                f"{self.host}:{self.port} is a Redis server without the FalkorDB module ({error})"
+            )
         if isinstance(error, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)):
             return DatabaseUnavailableError(
                 f"FalkorDB at {self.host}:{self.port} is unreachable: {error}"

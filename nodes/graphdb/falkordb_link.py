@@ -17,7 +17,7 @@ from typing import Any
 import redis
 from falkordb import FalkorDB
 
-from nodes.graphdb.deadline import DeadlineConnection
+from nodes.graphdb.deadline import DeadlineConnection, deadline_after
 
 
 def _client(host: str, port: int, options: dict[str, Any]) -> FalkorDB:
@@ -26,7 +26,10 @@ def _client(host: str, port: int, options: dict[str, Any]) -> FalkorDB:
     pool = redis.ConnectionPool(
         connection_class=DeadlineConnection, host=host, port=port, decode_responses=True, **options
     )
-    return FalkorDB(connection_pool=pool)
+    # The client asks the server about itself at once (INFO); a peer that accepts and stays silent
+    # must not hold the caller for the socket timeout (120 s).
+    with deadline_after(options.get("socket_connect_timeout") or 5.0):
+        return FalkorDB(connection_pool=pool)
 
 
 class FalkorDBLink:
