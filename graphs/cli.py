@@ -181,6 +181,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    for stream in (sys.stdout, sys.stderr):  # a model-written lone surrogate must not end the output
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)  # never break a query or path
     try:
         return args.run(args, out)

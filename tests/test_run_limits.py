@@ -207,3 +207,21 @@ def test_cli_max_steps_with_a_flow_that_has_no_step_limit_is_refused(falkordb_se
         done = reflexion(env, "ask", "q?", "--flow", "retry", "--max-steps", "3")
     assert done.returncode == 2 and "--max-steps limits the reflexion loop" in done.stderr
     assert stub.requests == []
+
+
+def test_the_cli_prints_a_run_whose_query_holds_a_lone_surrogate(falkordb_server, movies_db, tmp_path):
+    """A model may write `"\\ud800"` (valid JSON); the terminal and `--json` still get every line."""
+    def model(request: dict[str, Any]) -> dict[str, Any]:
+        tool = request["tool_choice"]["function"]["name"]
+        if tool == "GenerateQuery":
+            return {"tool": tool, "args": {"answer": "MATCH (p:Person {name: 'Tom\ud800'}) RETURN p.name"}}
+        return {"tool": tool, "args": {"revised_query": "MATCH (p:Person {name: 'Tom Hanks'}) RETURN p.name AS name",
+                                       "score": 9}}
+
+    with OpenAIStub(model) as stub:
+        env = cli_env(stub, falkordb_server, tmp_path / "threads.sqlite")
+        env["PYTHONIOENCODING"] = "utf-8"  # strict, as on most terminals
+        for extra in ([], ["--json"]):
+            done = reflexion(env, "ask", "Tom Hanks?", *extra)
+            assert done.returncode == 0, done.stderr
+            assert "Traceback" not in done.stderr and "Tom Hanks" in done.stdout
