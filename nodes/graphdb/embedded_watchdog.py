@@ -105,8 +105,8 @@ def shut_down_if_unused(
 ) -> bool:
     """Shut the directory's server down if no process holds a users lock; True when it is down."""
     with contextlib.ExitStack() as stack:
-        lock = lock or stack.enter_context(open(directory / _LOCK_FILE, "w"))  # noqa: SIM115
-        users = users or stack.enter_context(open(directory / USERS_FILE, "a"))  # noqa: SIM115
+        lock = lock or stack.enter_context(open(directory / _LOCK_FILE, "w"))
+        users = users or stack.enter_context(open(directory / USERS_FILE, "a"))
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             try:
