@@ -198,7 +198,9 @@ def test_cli_ask_killed_then_resume_stops_at_the_asked_step_limit(falkordb_serve
     result = json.loads(resumed.stdout)
     assert (result["stop_reason"], result["steps"], len(result["outcomes"])) == ("max_steps", 3, 3)
     resumed_calls = [r["tool_choice"]["function"]["name"] for r in stub.requests[before:]]
-    assert "GenerateQuery" not in resumed_calls and 1 <= len(resumed_calls) <= 2  # continued, not restarted
+    # Continued, not restarted: the draft is not redone. How many revise calls remain depends on which
+    # step's checkpoint was on disk at the kill (LangGraph writes them while the next step runs): 1 to 3.
+    assert "GenerateQuery" not in resumed_calls and 1 <= len(resumed_calls) <= 3
 
 
 def test_cli_max_steps_with_a_flow_that_has_no_step_limit_is_refused(falkordb_server, movies_db, tmp_path):
