@@ -35,7 +35,7 @@ sys.stdin.readline()
 def _user(directory: Path) -> tuple[subprocess.Popen, int, bool]:
     process = subprocess.Popen(
         [sys.executable, "-c", USER, str(directory)],
-        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     assert process.stdout is not None
     port, owned = process.stdout.readline().split()
@@ -103,6 +103,18 @@ def test_the_server_stops_when_its_directory_was_deleted_under_it(tmp_path):
     user.send_signal(signal.SIGTERM)
     user.wait(30)
     assert _wait_gone(pid) < 15  # its final save has nowhere to go: it stops without one
+
+
+def test_a_user_leaving_normally_after_its_directory_was_deleted_leaves_quietly(tmp_path):
+    directory = tmp_path / "data"
+    user, _, _ = _user(directory)
+    pid = _server_pid(directory)
+    for path in directory.iterdir():
+        path.unlink()
+    directory.rmdir()
+    _, errors = user.communicate("exit\n", timeout=30)
+    assert user.returncode == 0 and "Traceback" not in errors, errors
+    assert _wait_gone(pid) < 15
 
 
 def test_a_server_left_by_a_crash_is_reused_and_stopped_after_its_new_users(tmp_path):

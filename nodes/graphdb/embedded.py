@@ -204,7 +204,8 @@ class EmbeddedFalkorDB:
         self._users.close()  # drops this user's shared lock
         self._users = None
         atexit.unregister(self.stop)
-        shut_down_if_unused(self.data_dir, timeout_s=timeout_s)
+        if self.data_dir.is_dir():  # deleted under us: the watchdog, holding its files open, stops the server
+            shut_down_if_unused(self.data_dir, timeout_s=timeout_s)
 
 
 _in_use: dict[Path, EmbeddedFalkorDB] = {}
