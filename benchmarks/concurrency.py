@@ -59,7 +59,9 @@ def main() -> None:
         for limit in limits:
             model = SlowGoldModel(latency_s=args.latency)
             cpu, wall = time.process_time(), time.perf_counter()
-            report = asyncio.run(evaluate(agent="reflexion", model="oracle", items=items, db=db, chat=model, concurrency=limit))
+            report = asyncio.run(
+                evaluate(agent="reflexion", model="oracle", items=items, db=db, chat=model, concurrency=limit)
+            )
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
             assert report.overall.correct == len(items), report.overall
             calls = sum(t.answer.llm_calls for t in report.traces if t.answer)
@@ -70,7 +72,9 @@ def main() -> None:
     print("| concurrency | wall (s) | questions/s | speed-up | model-bound (s) | CPU (s) | latency p50 (s) |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for limit, wall, cpu, calls, bound, p50 in rows:
-        print(f"| {limit} | {wall:.1f} | {len(items) / wall:.1f} | {base / wall:.1f}x | {bound:.1f} | {cpu:.1f} | {p50:.2f} |")
+        print(
+            f"| {limit} | {wall:.1f} | {len(items) / wall:.1f} | {base / wall:.1f}x | {bound:.1f} | {cpu:.1f} | {p50:.2f} |"
+        )
     print(f"\nWall time includes running the {len(items)} gold queries once ({calls} model calls a run).")
     print(f"Machine: {machine()}")
 

@@ -15,9 +15,10 @@ import time
 from collections import Counter, defaultdict
 
 from benchmarks.harness import movies_database
-from nodes.graphdb.demo_data import MOVIES_QUESTIONS_CSV
 from nodes.evaluation.gold import reason_for
+from nodes.graphdb.demo_data import MOVIES_QUESTIONS_CSV
 from schemas.errors import QueryError
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -41,10 +42,13 @@ def main() -> None:
         elapsed = time.perf_counter() - started
     failed = sum(len(v) for v in failures.values())
     votes = Counter("votes" in r["cypher"] for r in rows)[True]
-    print(f"Gold queries: {len(rows)}; executed: {ran} ({ran / len(rows):.1%}); failed: {failed}; "
-          f"{elapsed:.1f} s in all")
-    print(f"Executed with an empty or all-null result: {empty} (queries using Movie.votes, absent from "
-          f"movies.cypher: {votes})\n")
+    print(
+        f"Gold queries: {len(rows)}; executed: {ran} ({ran / len(rows):.1%}); failed: {failed}; {elapsed:.1f} s in all"
+    )
+    print(
+        f"Executed with an empty or all-null result: {empty} (queries using Movie.votes, absent from "
+        f"movies.cypher: {votes})\n"
+    )
     print("| reason | failed queries | of which the source flags as a syntax error on Neo4j |\n|---|---:|---:|")
     for reason, failed_rows in sorted(failures.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         flagged = sum(r.get("syntax_error", "").strip().lower() == "true" for r in failed_rows)

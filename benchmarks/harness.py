@@ -68,13 +68,24 @@ def loop_script(queries: list[str], *, final_score: float = 9) -> list:
     replies = [tool_reply("GenerateQuery", {"answer": queries[0], "reflection": "first try", "search_queries": []})]
     for i, query in enumerate([*queries[1:], queries[-1]]):
         last = i == len(queries) - 1
-        replies.append(tool_reply("ReviseQuery", {
-            "answer": "", "reflection": "not yet right", "revised_query": query, "score": final_score if last else 2,
-        }))
+        replies.append(
+            tool_reply(
+                "ReviseQuery",
+                {
+                    "answer": "",
+                    "reflection": "not yet right",
+                    "revised_query": query,
+                    "score": final_score if last else 2,
+                },
+            )
+        )
     return replies
 
 
 def machine() -> str:
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), platform.processor())
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+        platform.processor(),
+    )
     mem_kb = next((int(line.split()[1]) for line in open("/proc/meminfo") if line.startswith("MemTotal")), 0)
     return f"{cpu}, {os.cpu_count()} cores, {mem_kb / 1024 / 1024:.1f} GB RAM, Python {platform.python_version()}, {platform.system()}"

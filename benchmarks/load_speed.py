@@ -54,9 +54,19 @@ def main() -> None:
             node_times, rel_times = [], []
             for run in range(args.repeats):
                 graph = db.sibling(f"bench_{rows}_{run}")
-                node_times.append(timed(lambda: load_atomically(graph, lambda g: load_nodes_csv(g, people, "Person", "id"))))
-                rel_times.append(timed(lambda: load_atomically(graph, lambda g: load_relationships_csv(
-                    g, knows, "KNOWS", ("Person", "id", "a"), ("Person", "id", "b")))))
+                node_times.append(
+                    timed(lambda: load_atomically(graph, lambda g: load_nodes_csv(g, people, "Person", "id")))
+                )
+                rel_times.append(
+                    timed(
+                        lambda: load_atomically(
+                            graph,
+                            lambda g: load_relationships_csv(
+                                g, knows, "KNOWS", ("Person", "id", "a"), ("Person", "id", "b")
+                            ),
+                        )
+                    )
+                )
                 graph.clear()
             lines.append(f"| CSV nodes, merged on a key | {rows:,} | {statistics.median(node_times):.3f} |")
             lines.append(f"| CSV relationships | {rows:,} | {statistics.median(rel_times):.3f} |")

@@ -46,7 +46,11 @@ class TimedScriptedModel(ScriptedChatModel):
 
 
 def checkpointers(folder: Path) -> dict[str, Any]:
-    return {"none": lambda: None, "in memory": InMemorySaver, "SQLite (default)": lambda: sqlite_checkpointer(folder / "threads.sqlite")}
+    return {
+        "none": lambda: None,
+        "in memory": InMemorySaver,
+        "SQLite (default)": lambda: sqlite_checkpointer(folder / "threads.sqlite"),
+    }
 
 
 def measure(db: Any, query: str, saver: Any, iterations: int, runs: int) -> tuple[float, float, float]:
@@ -54,11 +58,19 @@ def measure(db: Any, query: str, saver: Any, iterations: int, runs: int) -> tupl
     timed = TimedDatabase(db)
     model = TimedScriptedModel()
     agent = KGQueryReflexionAgent(  # one agent for every run: its schema prompt is read once, as in a service
-        conversation_factory=lambda: model, database=timed, max_steps=iterations, checkpointer=saver, trust_non_empty_result=False,
+        conversation_factory=lambda: model,
+        database=timed,
+        max_steps=iterations,
+        checkpointer=saver,
+        trust_non_empty_result=False,
     )
     walls, queries, replies = [], [], []
     for run in range(runs + 1):
-        model.replies, model.calls, model.reply_s = loop_script([query.format(i=run * 1000 + i) for i in range(iterations)]), [], 0.0
+        model.replies, model.calls, model.reply_s = (
+            loop_script([query.format(i=run * 1000 + i) for i in range(iterations)]),
+            [],
+            0.0,
+        )
         timed.query_s = 0.0
         started = time.perf_counter()
         result = agent.execute("Which movies?")
@@ -75,14 +87,18 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
-    print("| query | checkpointer | per iteration (ms) | database query (ms) | scripted model (ms) | framework (ms) | framework share |")
+    print(
+        "| query | checkpointer | per iteration (ms) | database query (ms) | scripted model (ms) | framework (ms) | framework share |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|")
     with movies_database() as db, tempfile.TemporaryDirectory() as folder:
         for name, query in QUERIES.items():
             for saver_name, make in checkpointers(Path(folder)).items():
                 wall, query_ms, model_ms = measure(db, query, make(), args.iterations, args.runs)
                 framework = wall - query_ms - model_ms
-                print(f"| {name} | {saver_name} | {wall:.2f} | {query_ms:.2f} | {model_ms:.2f} | {framework:.2f} | {framework / wall:.0%} |")
+                print(
+                    f"| {name} | {saver_name} | {wall:.2f} | {query_ms:.2f} | {model_ms:.2f} | {framework:.2f} | {framework / wall:.0%} |"
+                )
     print(f"\n{args.iterations} iterations a run (draft or revision, then the query), median of {args.runs} runs.")
     print(f"Machine: {machine()}")
 

@@ -26,7 +26,10 @@ SETTINGS = {"all results": None, "last 2 whole": 2, "last 1 whole": 1}
 
 
 def tokens(messages: list[BaseMessage]) -> int:
-    chars = sum(len(str(m.content)) + (len(json.dumps([c["args"] for c in m.tool_calls])) if isinstance(m, AIMessage) else 0) for m in messages)
+    chars = sum(
+        len(str(m.content)) + (len(json.dumps([c["args"] for c in m.tool_calls])) if isinstance(m, AIMessage) else 0)
+        for m in messages
+    )
     return chars // 4
 
 
@@ -34,8 +37,12 @@ def run(db, steps: int, keep: int | None) -> tuple[int, int, int]:
     """(prompt tokens of the whole question, of its last call, model calls) for a run of `steps` queries."""
     model = ScriptedChatModel(replies=loop_script([QUERY.format(limit=25 + i) for i in range(steps)]))
     agent = KGQueryReflexionAgent(
-        conversation_factory=lambda: model, database=db, max_steps=steps, checkpointer=None,
-        trust_non_empty_result=False, tool_results_in_prompt=keep,
+        conversation_factory=lambda: model,
+        database=db,
+        max_steps=steps,
+        checkpointer=None,
+        trust_non_empty_result=False,
+        tool_results_in_prompt=keep,
     )
     result = agent.execute("List movies with their tagline.")
     assert result.steps == steps, (result.steps, result.stop_reason)

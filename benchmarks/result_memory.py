@@ -62,8 +62,9 @@ def run_case(name: str, data_dir: str, timeout: float) -> dict:
     if path == "agent":
         from graphs.kg_query_agent import KGQueryReflexionAgent
 
-        agent = KGQueryReflexionAgent(database=db, conversation_factory=lambda: None, checkpointer=None,
-                                      query_timeout=timeout, row_cap=cap)
+        agent = KGQueryReflexionAgent(
+            database=db, conversation_factory=lambda: None, checkpointer=None, query_timeout=timeout, row_cap=cap
+        )
     db.query("MATCH (n) RETURN n.id LIMIT 1")  # connection and imports warm
     server_reset, own_reset = reset_peak(server.pid), reset_peak("self")
     before, sent = proc_status_kb("self", "VmRSS"), stats.info("stats")["total_net_output_bytes"]
@@ -78,7 +79,10 @@ def run_case(name: str, data_dir: str, timeout: float) -> dict:
         rows, truncated, shown = len(result.rows), result.truncated, ""
     wall = time.perf_counter() - started
     return {
-        "rows": rows, "truncated": truncated, "wall": wall, "shown": shown,
+        "rows": rows,
+        "truncated": truncated,
+        "wall": wall,
+        "shown": shown,
         "growth_mb": (proc_status_kb("self", "VmHWM") - before) / 1024 if own_reset else None,
         "sent_mb": (stats.info("stats")["total_net_output_bytes"] - sent) / 2**20,
         "server_mb": max(0, proc_status_kb(server.pid, "VmHWM") - server_before) / 1024 if server_reset else None,
@@ -99,24 +103,41 @@ def main() -> None:
     with scratch_database(GRAPH, movies=False) as db:
         started = time.perf_counter()
         for s in range(0, args.nodes, 250_000):
-            db.write("UNWIND range($s, $e - 1) AS i CREATE (:Item {id: i, name: 'Item number ' + toString(i)})",
-                     {"s": s, "e": min(args.nodes, s + 250_000)})
+            db.write(
+                "UNWIND range($s, $e - 1) AS i CREATE (:Item {id: i, name: 'Item number ' + toString(i)})",
+                {"s": s, "e": min(args.nodes, s + 250_000)},
+            )
         print(f"Generated {args.nodes:,} (:Item {{id, name}}) nodes in {time.perf_counter() - started:.1f} s.")
         for name in CASES:
-            command = [sys.executable, "-m", "benchmarks.result_memory", "--case", name,
-                       "--data-dir", str(db.server.data_dir), "--timeout", str(args.timeout)]
+            command = [
+                sys.executable,
+                "-m",
+                "benchmarks.result_memory",
+                "--case",
+                name,
+                "--data-dir",
+                str(db.server.data_dir),
+                "--timeout",
+                str(args.timeout),
+            ]
             done = subprocess.run(command, capture_output=True, text=True, check=True)
             results[name] = json.loads(done.stdout.strip().splitlines()[-1])
-    print(f"Query: `{QUERY}` (RETURN * case: `{STAR}`); default row cap {DEFAULT_ROW_CAP}. Peak RSS growth: "
-          "VmHWM after the call minus VmRSS before it; server peak growth: the same for "
-          "redis-server.\n")
-    print("| case | row cap | rows returned | truncated | wall time (s) | peak RSS growth (MB) | sent by server (MB) "
-          "| server peak growth (MB) | model message |\n|---|---:|---:|---|---:|---:|---:|---:|---|")
+    print(
+        f"Query: `{QUERY}` (RETURN * case: `{STAR}`); default row cap {DEFAULT_ROW_CAP}. Peak RSS growth: "
+        "VmHWM after the call minus VmRSS before it; server peak growth: the same for "
+        "redis-server.\n"
+    )
+    print(
+        "| case | row cap | rows returned | truncated | wall time (s) | peak RSS growth (MB) | sent by server (MB) "
+        "| server peak growth (MB) | model message |\n|---|---:|---:|---|---:|---:|---:|---:|---|"
+    )
     mb = lambda v: "n/a" if v is None else f"{v:.1f}"
     for name, r in results.items():
         cap = CASES[name][2]
-        print(f"| {name} | {'none' if cap is None else f'{cap:,}'} | {r['rows']:,} | {r['truncated']} | {r['wall']:.2f} "
-              f"| {mb(r['growth_mb'])} | {r['sent_mb']:.2f} | {mb(r['server_mb'])} | {r['shown']} |")
+        print(
+            f"| {name} | {'none' if cap is None else f'{cap:,}'} | {r['rows']:,} | {r['truncated']} | {r['wall']:.2f} "
+            f"| {mb(r['growth_mb'])} | {r['sent_mb']:.2f} | {mb(r['server_mb'])} | {r['shown']} |"
+        )
     print(f"\nMachine: {machine()}")
 
 

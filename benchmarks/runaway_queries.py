@@ -62,8 +62,16 @@ def measure(kind: str, cypher: str, timeout: float) -> dict:
         db.query("RETURN 1")
         next_ms = (time.perf_counter() - answered) * 1000
         peak_mb = proc_status_kb(db.server.pid, "VmHWM") / 1024
-    return {"kind": kind, "timeout": timeout, "control_s": control_s, "outcome": outcome,
-            "bystander_s": bystander["s"], "bystander": bystander["outcome"], "peak_mb": peak_mb, "next_ms": next_ms}
+    return {
+        "kind": kind,
+        "timeout": timeout,
+        "control_s": control_s,
+        "outcome": outcome,
+        "bystander_s": bystander["s"],
+        "bystander": bystander["outcome"],
+        "peak_mb": peak_mb,
+        "next_ms": next_ms,
+    }
 
 
 def main() -> None:
@@ -74,15 +82,19 @@ def main() -> None:
     print("| kind | timeout s | control back s | raised | bystander s | bystander | server peak MB | next query ms |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['kind']} | {r['timeout']} | {r['control_s']:.3f} | {r['outcome']} | {r['bystander_s']:.3f} | "
-              f"{r['bystander']} | {r['peak_mb']:.0f} | {r['next_ms']:.1f} |")
+        print(
+            f"| {r['kind']} | {r['timeout']} | {r['control_s']:.3f} | {r['outcome']} | {r['bystander_s']:.3f} | "
+            f"{r['bystander']} | {r['peak_mb']:.0f} | {r['next_ms']:.1f} |"
+        )
     print(f"\n{machine()}")
     memory_bound_mb = DEFAULT_THREADS * query_memory_bytes() / 2**20 + 300
     worst_over = max(r["control_s"] - r["timeout"] - max(0.1 * r["timeout"], 0.1) for r in rows)
     print(f"RESULT control_within_timeout {worst_over:+.3f}s 0 {'PASS' if worst_over <= 0 else 'FAIL'}")
     all_answered = all(r["bystander"] == "answered" for r in rows)
-    print(f"RESULT bystanders_answered {sum(r['bystander'] == 'answered' for r in rows)}/{len(rows)} all "
-          f"{'PASS' if all_answered else 'FAIL'}")
+    print(
+        f"RESULT bystanders_answered {sum(r['bystander'] == 'answered' for r in rows)}/{len(rows)} all "
+        f"{'PASS' if all_answered else 'FAIL'}"
+    )
     peak = max(r["peak_mb"] for r in rows)
     print(f"RESULT server_peak_mb {peak:.0f} {memory_bound_mb:.0f} {'PASS' if peak < memory_bound_mb else 'FAIL'}")
     slowest_next = max(r["next_ms"] for r in rows)

@@ -30,13 +30,26 @@ from schemas.errors import QueryTimeoutError
 BATCH = 250_000
 # label: (share of the nodes, property map over the label's counter i); Order comes last on purpose
 LABELS = {
-    "Person": (0.40, ("{id: i, name: 'Person ' + toString(i), age: 18 + i % 60, score: toFloat(i % 1000) / 10.0, "
-                      "active: i % 2 = 0, tags: ['t' + toString(i % 7), 't' + toString(i % 11)]}")),
+    "Person": (
+        0.40,
+        (
+            "{id: i, name: 'Person ' + toString(i), age: 18 + i % 60, score: toFloat(i % 1000) / 10.0, "
+            "active: i % 2 = 0, tags: ['t' + toString(i % 7), 't' + toString(i % 11)]}"
+        ),
+    ),
     "Company": (0.05, "{id: i, name: 'Company ' + toString(i), founded: 1900 + i % 120, revenue: toFloat(i) * 1.5}"),
     "City": (0.01, "{id: i, name: 'City ' + toString(i), population: 1000 + i * 37, country: 'C' + toString(i % 40)}"),
-    "Product": (0.14, "{id: i, name: 'Product ' + toString(i), price: toFloat(i % 10000) / 100.0, in_stock: i % 3 <> 0}"),
-    "Order": (0.40, ("{id: i, total: toFloat(i % 50000) / 100.0, placed_on: '2024-' + toString(1 + i % 12) + '-01', "
-                     "status: ['new', 'paid', 'shipped'][i % 3]}")),
+    "Product": (
+        0.14,
+        "{id: i, name: 'Product ' + toString(i), price: toFloat(i % 10000) / 100.0, in_stock: i % 3 <> 0}",
+    ),
+    "Order": (
+        0.40,
+        (
+            "{id: i, total: toFloat(i % 50000) / 100.0, placed_on: '2024-' + toString(1 + i % 12) + '-01', "
+            "status: ['new', 'paid', 'shipped'][i % 3]}"
+        ),
+    ),
 }
 # type: (start label, end label, share of the relationships, property map over the counter k)
 RELATIONSHIPS = {
@@ -69,8 +82,11 @@ def generate(db: FalkorDBGraph, nodes: int, rels: int) -> None:
                 f"MATCH (a), (b) WHERE id(a) = x AND id(b) = y CREATE (a)-[:{rel_type} {props}]->(b)",
                 {"s": s, "e": min(count, s + BATCH), "a0": a0, "an": an, "b0": b0, "bn": bn},
             )
-    db.write(f"UNWIND range(0, 9) AS k WITH $last - k AS x MATCH (a), (b) WHERE id(a) = x AND id(b) = x - 1 "
-             f"CREATE (a)-[:{RARE}]->(b)", {"last": sum(spans["Order"]) - 1})
+    db.write(
+        f"UNWIND range(0, 9) AS k WITH $last - k AS x MATCH (a), (b) WHERE id(a) = x AND id(b) = x - 1 "
+        f"CREATE (a)-[:{RARE}]->(b)",
+        {"last": sum(spans["Order"]) - 1},
+    )
 
 
 def measure(db: FalkorDBGraph, repeats: int) -> dict:
@@ -80,13 +96,20 @@ def measure(db: FalkorDBGraph, repeats: int) -> dict:
         try:
             schema = db.schema()
         except QueryTimeoutError as e:  # one sample query ran past the adapter's default timeout
-            raise SystemExit(f"db.schema() on {db.graph_name!r} failed after {time.perf_counter() - started:.1f} s: {e}")
+            raise SystemExit(
+                f"db.schema() on {db.graph_name!r} failed after {time.perf_counter() - started:.1f} s: {e}"
+            )
         times.append((time.perf_counter() - started) * 1000)
     prompt = build_kg_prompt(schema, dialect=db.dialect)  # what KGQueryReflexionAgent.schema_prompt() returns
     flows = schema_text(prune_schema(schema, "", DEFAULT_SCHEMA_CHARS))  # the flows' schema text
-    return {"nodes": db.query("MATCH (n) RETURN count(n)", row_cap=None).rows[0][0],
-            "rels": db.query("MATCH ()-[r]->() RETURN count(r)", row_cap=None).rows[0][0],
-            "cold": times[0], "warm": statistics.median(times[1:] or times), "prompt": len(prompt), "flows": len(flows)}
+    return {
+        "nodes": db.query("MATCH (n) RETURN count(n)", row_cap=None).rows[0][0],
+        "rels": db.query("MATCH ()-[r]->() RETURN count(r)", row_cap=None).rows[0][0],
+        "cold": times[0],
+        "warm": statistics.median(times[1:] or times),
+        "prompt": len(prompt),
+        "flows": len(flows),
+    }
 
 
 def main() -> None:
@@ -110,20 +133,32 @@ def main() -> None:
         sample_schema(timed)
         peak = proc_status_kb(pid, "VmHWM")
     g = rows["generated"]
-    print(f"Generated {g['nodes']:,} nodes and {g['rels']:,} relationships in {generation_s:.1f} s ({len(LABELS)} "
-          f"labels, {len(RELATIONSHIPS)} relationship types and 10 {RARE}, batches of {BATCH:,}).")
-    print(f"redis-server RSS: {rss_before / 1024:.0f} MB before generation, {rss_after / 1024:.0f} MB after; "
-          f"peak (VmHWM) {peak / 1024:.0f} MB.")
-    print(f"schema(): {args.repeats} calls per graph; 'cold' is the first, 'median' the median of the others. "
-          "Tokens are approximated as characters / 4.\n")
-    print("| graph | nodes | relationships | schema() cold (ms) | schema() median (ms) | kg_prompt chars "
-          f"| kg_prompt tokens (≈chars/4) | text2cypher schema chars (pruned at {DEFAULT_SCHEMA_CHARS}) |\n"
-          "|---|---:|---:|---:|---:|---:|---:|---:|")
+    print(
+        f"Generated {g['nodes']:,} nodes and {g['rels']:,} relationships in {generation_s:.1f} s ({len(LABELS)} "
+        f"labels, {len(RELATIONSHIPS)} relationship types and 10 {RARE}, batches of {BATCH:,})."
+    )
+    print(
+        f"redis-server RSS: {rss_before / 1024:.0f} MB before generation, {rss_after / 1024:.0f} MB after; "
+        f"peak (VmHWM) {peak / 1024:.0f} MB."
+    )
+    print(
+        f"schema(): {args.repeats} calls per graph; 'cold' is the first, 'median' the median of the others. "
+        "Tokens are approximated as characters / 4.\n"
+    )
+    print(
+        "| graph | nodes | relationships | schema() cold (ms) | schema() median (ms) | kg_prompt chars "
+        f"| kg_prompt tokens (≈chars/4) | text2cypher schema chars (pruned at {DEFAULT_SCHEMA_CHARS}) |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|"
+    )
     for name, r in rows.items():
-        print(f"| {name} | {r['nodes']:,} | {r['rels']:,} | {r['cold']:.1f} | {r['warm']:.1f} | {r['prompt']:,} "
-              f"| {r['prompt'] // 4:,} | {r['flows']:,} |")
-    print("\nThe slowest of sample_schema's queries on the generated graph (one more call):\n\n"
-          "| query (up to WITH) | time (ms) |\n|---|---:|")
+        print(
+            f"| {name} | {r['nodes']:,} | {r['rels']:,} | {r['cold']:.1f} | {r['warm']:.1f} | {r['prompt']:,} "
+            f"| {r['prompt'] // 4:,} | {r['flows']:,} |"
+        )
+    print(
+        "\nThe slowest of sample_schema's queries on the generated graph (one more call):\n\n"
+        "| query (up to WITH) | time (ms) |\n|---|---:|"
+    )
     for cypher, ms in sorted(timed.times.items(), key=lambda kv: -kv[1])[:4]:
         print(f"| {cypher.split(' WITH')[0].replace('`', '')} | {ms:.1f} |")
     print(f"\nMachine: {machine()}")

@@ -102,8 +102,13 @@ def cmd_extract(args: argparse.Namespace, out: Console) -> int:
     model = chat_model_from_env(args.model)
     agent = StructuredOutputReflectionAgent(_schema_class(args.schema), lambda: model, max_retries=args.max_retries)
     result = agent.extract(args.passage)
-    payload = {**result.model_dump(mode="json"), "value": result.value.model_dump(mode="json") if result.value else None}
-    text = json.dumps(payload["value"], ensure_ascii=False, indent=1) if result.ok else f"No valid output: {result.error}"
+    payload = {
+        **result.model_dump(mode="json"),
+        "value": result.value.model_dump(mode="json") if result.value else None,
+    }
+    text = (
+        json.dumps(payload["value"], ensure_ascii=False, indent=1) if result.ok else f"No valid output: {result.error}"
+    )
     return _finish(payload, result.ok, text, args, out)
 
 
@@ -125,10 +130,14 @@ def cmd_serve(args: argparse.Namespace, out: Console) -> int:
 
 def _run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--flow", choices=["reflexion", *FLOWS], default="reflexion")
-    command.add_argument("--graph", help="a graph of the embedded database (default: $REFLEXION_DATABASE_URL and $REFLEXION_GRAPH, else the embedded movies graph)")
+    command.add_argument(
+        "--graph",
+        help="a graph of the embedded database (default: $REFLEXION_DATABASE_URL and $REFLEXION_GRAPH, else the embedded movies graph)",
+    )
     command.add_argument("--model", help="e.g. openai:gpt-4o-mini (default: $REFLEXION_MODEL)")
     command.add_argument(
-        "--max-steps", type=int,
+        "--max-steps",
+        type=int,
         help="step limit of the reflexion loop (default 30); a run keeps the one it started with: "
         "`resume` may lower it, never raise it",
     )
@@ -159,7 +168,9 @@ def parser() -> argparse.ArgumentParser:
     react = commands.add_parser("react", help="run a ReAct agent")
     react.add_argument("question")
     react.add_argument("--agent", choices=["tools", "wikipedia"], default="tools")
-    react.add_argument("--sample-corpus", action="store_true", help="Wikipedia: the offline sample instead of the live API")
+    react.add_argument(
+        "--sample-corpus", action="store_true", help="Wikipedia: the offline sample instead of the live API"
+    )
     react.add_argument("--model")
     react.add_argument("--json", action="store_true")
     react.set_defaults(run=cmd_react)
@@ -198,7 +209,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CONFIGURATION
     except KeyboardInterrupt:
         resumable = args.command in ("ask", "resume")
-        err.print("Interrupted" + (": a run with a thread id resumes with `reflexion resume THREAD_ID`." if resumable else "."))
+        err.print(
+            "Interrupted"
+            + (": a run with a thread id resumes with `reflexion resume THREAD_ID`." if resumable else ".")
+        )
         return 130
 
 

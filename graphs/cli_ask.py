@@ -23,7 +23,11 @@ from nodes.models.resolve import chat_model_from_env
 from nodes.run_context import DEFAULT_GRAPH, default_connection_args, load_demo_if_new, open_database
 from schemas.errors import ConfigurationError
 
-NEXT_STEP = {"draft": "running the query", "execute_tool": "the model scores the result", "revise": "running the revised query"}
+NEXT_STEP = {
+    "draft": "running the query",
+    "execute_tool": "the model scores the result",
+    "revise": "running the revised query",
+}
 
 
 class LiveProgress:
@@ -70,9 +74,7 @@ def runner(args: argparse.Namespace) -> Any:
     The agent's step limit is `--max-steps` (default 30) for a run it starts; a run it resumes keeps
     the limit it was started with (`run_context` below)."""
     if args.max_steps is not None and args.flow != "reflexion":  # a limit given must hold, not be ignored
-        raise ConfigurationError(
-            f"--max-steps limits the reflexion loop; the {args.flow} flow has no step limit"
-        )
+        raise ConfigurationError(f"--max-steps limits the reflexion loop; the {args.flow} flow has no step limit")
     model = chat_model_from_env(args.model)
     db = database(args)
     if args.flow == "reflexion":
@@ -100,7 +102,9 @@ def decide(pending: dict[str, Any], console: Console) -> Any:
     console.print(f"\n[bold]Approve this query?[/bold] (step {pending.get('step')})", highlight=False)
     console.print(f"  {pending.get('query')}", highlight=False, markup=False)
     try:
-        choice = Prompt.ask("\\[a]pprove, \\[e]dit or \\[r]eject", choices=["a", "e", "r"], default="a", console=console)
+        choice = Prompt.ask(
+            "\\[a]pprove, \\[e]dit or \\[r]eject", choices=["a", "e", "r"], default="a", console=console
+        )
         if choice == "e":
             query = ""
             while not query.strip():
@@ -108,7 +112,10 @@ def decide(pending: dict[str, Any], console: Console) -> Any:
             return {"action": "edit", "query": query}
         if choice == "a":
             return "approve"
-        return {"action": "reject", "reason": Prompt.ask("Why (optional)", default="", console=console) or "rejected at the terminal"}
+        return {
+            "action": "reject",
+            "reason": Prompt.ask("Why (optional)", default="", console=console) or "rejected at the terminal",
+        }
     except EOFError:
         console.print("No answer (end of input): the query is rejected.")
         return {"action": "reject", "reason": "no answer at the terminal"}
@@ -145,9 +152,13 @@ def report(result: Any, args: argparse.Namespace, out: Console) -> int:
     elif args.flow == "reflexion":
         print_result(result)
     else:
-        out.print(f"\n[bold]Stopped:[/bold] {result.stop_reason}\n{result.answer or result.error or ''}", highlight=False)
+        out.print(
+            f"\n[bold]Stopped:[/bold] {result.stop_reason}\n{result.answer or result.error or ''}", highlight=False
+        )
     if not args.json and result.stop_reason == "awaiting_approval":
-        out.print(f"Paused before: {result.pending_approval['query']}\nResume: reflexion resume {result.thread_id} --decision approve|reject")
+        out.print(
+            f"Paused before: {result.pending_approval['query']}\nResume: reflexion resume {result.thread_id} --decision approve|reject"
+        )
     elif not args.json:
         out.print(f"[dim]thread {result.thread_id}[/dim]")
     return code
@@ -160,9 +171,16 @@ def cmd_ask(args: argparse.Namespace, out: Console) -> int:
     context = run_context(args)
     with LiveProgress(out, enabled=not args.json) as progress:
         if isinstance(agent, Text2CypherFlow):
-            result = _run(agent, args, progress, lambda cb: agent.ask(args.question, thread_id=args.thread, context=context, **cb))
+            result = _run(
+                agent, args, progress, lambda cb: agent.ask(args.question, thread_id=args.thread, context=context, **cb)
+            )
         else:
-            result = _run(agent, args, progress, lambda cb: agent.execute(args.question, thread_id=args.thread, context=context, **cb))
+            result = _run(
+                agent,
+                args,
+                progress,
+                lambda cb: agent.execute(args.question, thread_id=args.thread, context=context, **cb),
+            )
     return report(result, args, out)
 
 
@@ -174,10 +192,12 @@ def cmd_resume(args: argparse.Namespace, out: Console) -> int:
             raise ConfigurationError("--decision edit needs --query with the query to run instead")
         decision = {"action": "edit", "query": args.query}
     elif args.decision:
-        decision = {"action": args.decision, "reason": args.query} if args.decision == "reject" and args.query else args.decision
+        decision = (
+            {"action": args.decision, "reason": args.query}
+            if args.decision == "reject" and args.query
+            else args.decision
+        )
     with LiveProgress(out, enabled=not args.json) as progress:
         context = run_context(args)
-        result = _run(
-            agent, args, progress, lambda cb: agent.resume(args.thread_id, decision, context=context, **cb)
-        )
+        result = _run(agent, args, progress, lambda cb: agent.resume(args.thread_id, decision, context=context, **cb))
     return report(result, args, out)

@@ -49,18 +49,37 @@ EXIT_DONE, EXIT_BELOW_TARGET = 0, 1
 def add_eval_command(commands: Any) -> None:
     ev = commands.add_parser("eval", help="score execution accuracy over (question, gold Cypher) pairs")
     ev.add_argument("--agent", choices=AGENTS, default="reflexion")
-    ev.add_argument("--model", help=f"oracle, corrupt, or a chat model such as openai:gpt-4o-mini (default: ${MODEL_ENV}, else {DEFAULT_MODEL})")
-    ev.add_argument("--dataset", default=str(MOVIES_QUESTIONS_CSV), help="a CSV with question and cypher columns (default: the 767 movies questions)")
-    ev.add_argument("--graph", help="a graph of the embedded database (default: the environment's database, else the movies graph)")
+    ev.add_argument(
+        "--model",
+        help=f"oracle, corrupt, or a chat model such as openai:gpt-4o-mini (default: ${MODEL_ENV}, else {DEFAULT_MODEL})",
+    )
+    ev.add_argument(
+        "--dataset",
+        default=str(MOVIES_QUESTIONS_CSV),
+        help="a CSV with question and cypher columns (default: the 767 movies questions)",
+    )
+    ev.add_argument(
+        "--graph", help="a graph of the embedded database (default: the environment's database, else the movies graph)"
+    )
     ev.add_argument("--limit", type=int, help="only the first N questions")
     ev.add_argument("--concurrency", type=int, default=8, help="questions running at once (default 8)")
     ev.add_argument("--max-steps", type=int, default=10)
     ev.add_argument("--query-timeout", type=float, default=10.0, help="seconds per query, gold and generated")
     ev.add_argument("--faults", help=f"corrupt model: comma-separated fault kinds (default all: {', '.join(FAULTS)})")
-    ev.add_argument("--no-trust-non-empty", action="store_true", help="reflexion: a non-empty result scored low does not end the loop")
-    ev.add_argument("--out", default="eval-results", help="directory for the JSON trace and Markdown summary (default eval-results)")
+    ev.add_argument(
+        "--no-trust-non-empty",
+        action="store_true",
+        help="reflexion: a non-empty result scored low does not end the loop",
+    )
+    ev.add_argument(
+        "--out", default="eval-results", help="directory for the JSON trace and Markdown summary (default eval-results)"
+    )
     ev.add_argument("--min-accuracy", type=float, help="exit 1 when execution accuracy (percent) is below this")
-    ev.add_argument("--force", action="store_true", help="score a dataset that does not fit the graph (most gold results empty, foreign labels)")
+    ev.add_argument(
+        "--force",
+        action="store_true",
+        help="score a dataset that does not fit the graph (most gold results empty, foreign labels)",
+    )
     ev.set_defaults(run=cmd_eval)
 
 
@@ -122,8 +141,14 @@ def cmd_eval(args: argparse.Namespace, out: Console) -> int:
     json_path, md_path, lines_path = _output_paths(args.out, args.agent, model)
     err = Console(stderr=True)
     bar = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[correct]} correct"),
-        TimeElapsedColumn(), TimeRemainingColumn(), console=err, disable=not err.is_terminal,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[correct]} correct"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        disable=not err.is_terminal,
     )
     task = bar.add_task(f"{args.agent} / {model}", total=None, correct=0)
 
@@ -152,11 +177,19 @@ def cmd_eval(args: argparse.Namespace, out: Console) -> int:
 
 
 def _run(
-    args: argparse.Namespace, model: str, faults: list[str] | None, items: list, db: Any, lines_path: Path, bar: Progress, task: Any
+    args: argparse.Namespace,
+    model: str,
+    faults: list[str] | None,
+    items: list,
+    db: Any,
+    lines_path: Path,
+    bar: Progress,
+    task: Any,
 ) -> Any:
     """The evaluation, each finished question appended to `lines_path` and shown on the bar."""
     correct = 0
     with lines_path.open("a", encoding="utf-8") as lines, bar:
+
         def started(total: int) -> None:
             bar.update(task, total=total)
 
@@ -167,8 +200,20 @@ def _run(
             lines.flush()
             bar.update(task, advance=1, correct=correct)
 
-        return asyncio.run(evaluate(
-            agent=args.agent, model=model, items=items, db=db, dataset=args.dataset, concurrency=args.concurrency,
-            max_steps=args.max_steps, query_timeout=args.query_timeout, faults=faults,
-            trust_non_empty_result=not args.no_trust_non_empty, on_start=started, on_done=done, force=args.force,
-        ))
+        return asyncio.run(
+            evaluate(
+                agent=args.agent,
+                model=model,
+                items=items,
+                db=db,
+                dataset=args.dataset,
+                concurrency=args.concurrency,
+                max_steps=args.max_steps,
+                query_timeout=args.query_timeout,
+                faults=faults,
+                trust_non_empty_result=not args.no_trust_non_empty,
+                on_start=started,
+                on_done=done,
+                force=args.force,
+            )
+        )

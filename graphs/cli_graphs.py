@@ -39,7 +39,9 @@ def checked_graph_name(name: str) -> str:
     project keeps for itself (`<graph>__examples`, scratch copies)."""
     checked_name(name)
     if name.endswith(EXAMPLES_SUFFIX) or SCRATCH_MARK in name:
-        raise ConfigurationError(f"{name!r} is a name the project keeps for itself (…{EXAMPLES_SUFFIX}, …{SCRATCH_MARK}…)")
+        raise ConfigurationError(
+            f"{name!r} is a name the project keeps for itself (…{EXAMPLES_SUFFIX}, …{SCRATCH_MARK}…)"
+        )
     return name
 
 
@@ -78,13 +80,17 @@ def cmd_load(args: argparse.Namespace, out: Console) -> int:
         raise ConfigurationError(f"no such file: {path}")
     csv_file = path.suffix.lower() == ".csv"
     if csv_file and not (args.label or args.relationship):
-        raise ConfigurationError("a CSV file loads as nodes (--label L [--key column]) or relationships (--relationship T --start ... --end ...)")
+        raise ConfigurationError(
+            "a CSV file loads as nodes (--label L [--key column]) or relationships (--relationship T --start ... --end ...)"
+        )
     if not csv_file and (args.label or args.relationship):
         raise ConfigurationError("--label and --relationship are for .csv files; a Cypher script needs neither")
     if args.relationship and not (args.start and args.end):
         raise ConfigurationError("--relationship needs --start Label.property=column and --end Label.property=column")
     if not csv_file and (args.types or args.all_strings or args.lenient or args.properties is not None):
-        raise ConfigurationError("--types, --all-strings, --lenient and --properties are for .csv files; a script converts its own values")
+        raise ConfigurationError(
+            "--types, --all-strings, --lenient and --properties are for .csv files; a script converts its own values"
+        )
     if args.properties is not None and not args.relationship:
         raise ConfigurationError("--properties is for relationship files (--relationship)")
     if args.csv_dir is not None and not Path(args.csv_dir).is_dir():
@@ -100,7 +106,13 @@ def cmd_load(args: argparse.Namespace, out: Console) -> int:
         elif args.relationship:
             keep = None if args.properties is None else [c.strip() for c in args.properties.split(",") if c.strip()]
             loaded = load_relationships_csv(
-                scratch, path, args.relationship, parse_endpoint(args.start), parse_endpoint(args.end), properties=keep, **reading
+                scratch,
+                path,
+                args.relationship,
+                parse_endpoint(args.start),
+                parse_endpoint(args.end),
+                properties=keep,
+                **reading,
             )
         else:
             return _load_script(scratch)
@@ -120,7 +132,10 @@ def cmd_load(args: argparse.Namespace, out: Console) -> int:
     if server is not None:
         server.save()
     nodes, relationships = db.counts()
-    out.print(f"Loaded {path} into {graph!r}: {summary}; the graph has {nodes} nodes, {relationships} relationships", highlight=False)
+    out.print(
+        f"Loaded {path} into {graph!r}: {summary}; the graph has {nodes} nodes, {relationships} relationships",
+        highlight=False,
+    )
     return EXIT_ANSWERED
 
 
@@ -134,7 +149,8 @@ def cmd_graphs(args: argparse.Namespace, out: Console) -> int:
         db = _embedded(args, DEFAULT_GRAPH)
         listing["database"] = [
             {"graph": name, "nodes": counts[0], "relationships": counts[1]}
-            for name in db.graphs() if SCRATCH_MARK not in name
+            for name in db.graphs()
+            if SCRATCH_MARK not in name
             for counts in [db.sibling(name).counts()]
         ]
     if args.json:
@@ -146,7 +162,9 @@ def cmd_graphs(args: argparse.Namespace, out: Console) -> int:
         for row in listing["database"]:
             owner = row["graph"].removesuffix(EXAMPLES_SUFFIX)
             kind = f" (few-shot examples of {owner})" if owner != row["graph"] else ""
-            out.print(f"  {row['graph']}: {row['nodes']} nodes, {row['relationships']} relationships{kind}", highlight=False)
+            out.print(
+                f"  {row['graph']}: {row['nodes']} nodes, {row['relationships']} relationships{kind}", highlight=False
+            )
     return EXIT_ANSWERED
 
 
@@ -203,7 +221,10 @@ def cmd_examples(args: argparse.Namespace, out: Console) -> int:
     server = getattr(db, "server", None)
     if server is not None:
         server.save()
-    out.print(f"{added} example(s) stored for {args.graph!r}, {duplicates} already there, {len(refused)} refused", highlight=False)
+    out.print(
+        f"{added} example(s) stored for {args.graph!r}, {duplicates} already there, {len(refused)} refused",
+        highlight=False,
+    )
     for question, why in refused[:10]:
         out.print(f"  refused: {question[:80]} ({why[:200]})", highlight=False, markup=False)
     return EXIT_ANSWERED if not refused else EXIT_NO_ANSWER
@@ -212,19 +233,35 @@ def cmd_examples(args: argparse.Namespace, out: Console) -> int:
 def add_graph_commands(commands: Any) -> None:
     load = commands.add_parser("load", help="load a Cypher script or a CSV file into a graph of the embedded database")
     load.add_argument("file", help="a .cypher script (LOAD CSV included), or a .csv file with a header row")
-    load.add_argument("--graph", help="the graph to load into (default: named after the file; never the movies demo unless named)")
-    load.add_argument("--csv-dir", help="a folder holding the CSV files a script's LOAD CSV names (matched by file name)")
+    load.add_argument(
+        "--graph", help="the graph to load into (default: named after the file; never the movies demo unless named)"
+    )
+    load.add_argument(
+        "--csv-dir", help="a folder holding the CSV files a script's LOAD CSV names (matched by file name)"
+    )
     load.add_argument("--label", help="CSV: each row is a node with this label")
     load.add_argument("--key", help="CSV nodes: merge rows on this column (no duplicates on reload)")
     load.add_argument("--relationship", help="CSV: each row is a relationship of this type")
     load.add_argument("--start", help="CSV relationships: Label.property=column of the start node")
     load.add_argument("--end", help="CSV relationships: Label.property=column of the end node")
-    load.add_argument("--properties", help="CSV relationships: the columns that become properties, comma-separated ('' for none; default all others)")
-    load.add_argument("--types", help="CSV: column types, e.g. id=string,price=float (string, integer, float, boolean); default: inferred per column")
+    load.add_argument(
+        "--properties",
+        help="CSV relationships: the columns that become properties, comma-separated ('' for none; default all others)",
+    )
+    load.add_argument(
+        "--types",
+        help="CSV: column types, e.g. id=string,price=float (string, integer, float, boolean); default: inferred per column",
+    )
     load.add_argument("--all-strings", action="store_true", help="CSV: read every value as text")
-    load.add_argument("--lenient", action="store_true", help="CSV: skip malformed rows and bad values, and count them, instead of refusing the file")
+    load.add_argument(
+        "--lenient",
+        action="store_true",
+        help="CSV: skip malformed rows and bad values, and count them, instead of refusing the file",
+    )
     load.set_defaults(run=cmd_load)
-    graphs = commands.add_parser("graphs", help="list the graphs (registered, and in the embedded database), or drop one")
+    graphs = commands.add_parser(
+        "graphs", help="list the graphs (registered, and in the embedded database), or drop one"
+    )
     graphs.add_argument("action", nargs="?", choices=["list", "drop"], default="list")
     graphs.add_argument("name", nargs="?", help="with drop: the graph to drop")
     graphs.add_argument("--yes", action="store_true", help="with drop: do not ask")

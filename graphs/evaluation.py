@@ -39,43 +39,87 @@ class Runner:
     """One agent or flow shared by every question of the evaluation, answering one question."""
 
     def __init__(
-        self, agent: str, chat: Any, db: GraphDatabase, *, max_steps: int, query_timeout: float, trust_non_empty_result: bool = True
+        self,
+        agent: str,
+        chat: Any,
+        db: GraphDatabase,
+        *,
+        max_steps: int,
+        query_timeout: float,
+        trust_non_empty_result: bool = True,
     ) -> None:
         if agent not in AGENTS:
             raise ConfigurationError(f"unknown agent {agent!r}; choose one of {', '.join(AGENTS)}")
         self.agent = agent
         if agent == "reflexion":
             self._kg = KGQueryReflexionAgent(
-                conversation_factory=lambda: chat, database=db, max_steps=max_steps, checkpointer=None,
-                row_cap=EVAL_ROW_CAP, query_timeout=query_timeout, trust_non_empty_result=trust_non_empty_result,
+                conversation_factory=lambda: chat,
+                database=db,
+                max_steps=max_steps,
+                checkpointer=None,
+                row_cap=EVAL_ROW_CAP,
+                query_timeout=query_timeout,
+                trust_non_empty_result=trust_non_empty_result,
             )
         else:
             # the seed examples would show a flow the gold answers: the store starts empty and learns nothing
             self._flow = Text2CypherFlow(
-                agent, conversation_factory=lambda: chat, database=db, fewshots=False, checkpointer=None,
-                row_cap=EVAL_ROW_CAP, query_timeout=query_timeout, learn=False,
+                agent,
+                conversation_factory=lambda: chat,
+                database=db,
+                fewshots=False,
+                checkpointer=None,
+                row_cap=EVAL_ROW_CAP,
+                query_timeout=query_timeout,
+                learn=False,
             )
 
     async def answer(self, question: str) -> AgentAnswer:
         if self.agent == "reflexion":
             result = await self._kg.aexecute(question)  # the schema prompt is read once, then cached
             return AgentAnswer(
-                cypher=result.answer, columns=result.columns, rows=result.tool_result or [],
-                executed=result.tool_result is not None, stop_reason=result.stop_reason, steps=result.steps,
-                llm_calls=result.usage.llm_calls, input_tokens=result.usage.input_tokens,
-                output_tokens=result.usage.output_tokens, error=result.error,
+                cypher=result.answer,
+                columns=result.columns,
+                rows=result.tool_result or [],
+                executed=result.tool_result is not None,
+                stop_reason=result.stop_reason,
+                steps=result.steps,
+                llm_calls=result.usage.llm_calls,
+                input_tokens=result.usage.input_tokens,
+                output_tokens=result.usage.output_tokens,
+                error=result.error,
             )
         flow = await self._flow.aask(question)
-        ran = [a for a in flow.attempts or [s.attempt for s in flow.subanswers] if a.cypher == flow.cypher and a.error is None]
+        ran = [
+            a
+            for a in flow.attempts or [s.attempt for s in flow.subanswers]
+            if a.cypher == flow.cypher and a.error is None
+        ]
         return AgentAnswer(
-            cypher=flow.cypher, columns=flow.columns, rows=flow.rows, executed=bool(ran), stop_reason=flow.stop_reason,
-            steps=len(flow.attempts) or len(flow.subanswers), llm_calls=flow.usage.llm_calls,
-            input_tokens=flow.usage.input_tokens, output_tokens=flow.usage.output_tokens, error=flow.error,
+            cypher=flow.cypher,
+            columns=flow.columns,
+            rows=flow.rows,
+            executed=bool(ran),
+            stop_reason=flow.stop_reason,
+            steps=len(flow.attempts) or len(flow.subanswers),
+            llm_calls=flow.usage.llm_calls,
+            input_tokens=flow.usage.input_tokens,
+            output_tokens=flow.usage.output_tokens,
+            error=flow.error,
         )
 
 
-async def _score(runner: Runner, item: EvalItem, gold: GoldResult, fault: str | None, gate: asyncio.Semaphore) -> QuestionTrace:
-    trace = QuestionTrace(index=item.index, question=item.question, type=item.type, gold_cypher=item.cypher, fault=fault, gold_rows=len(gold.rows))
+async def _score(
+    runner: Runner, item: EvalItem, gold: GoldResult, fault: str | None, gate: asyncio.Semaphore
+) -> QuestionTrace:
+    trace = QuestionTrace(
+        index=item.index,
+        question=item.question,
+        type=item.type,
+        gold_cypher=item.cypher,
+        fault=fault,
+        gold_rows=len(gold.rows),
+    )
     run = gold_run(item.question, item.cypher, fault)
     if run is None:
         trace.excluded = f"the fault {fault} does not apply"
@@ -85,7 +129,7 @@ async def _score(runner: Runner, item: EvalItem, gold: GoldResult, fault: str | 
         started = time.perf_counter()
         try:
             answer = await runner.answer(item.question)
-        except Exception as e:  # noqa: BLE001 - one question's crash is a scored failure, not the end of the run
+        except Exception as e:
             answer = AgentAnswer(error=f"{type(e).__name__}: {e}", stop_reason="crashed")
         finally:
             CURRENT_RUN.reset(token)
@@ -132,10 +176,21 @@ async def evaluate(
     if not fit.fits and not force:
         raise ConfigurationError(fit.explain(str(graph_name(db))))
     runner = await asyncio.to_thread(
-        Runner, agent, chat, db, max_steps=max_steps, query_timeout=query_timeout, trust_non_empty_result=trust_non_empty_result
+        Runner,
+        agent,
+        chat,
+        db,
+        max_steps=max_steps,
+        query_timeout=query_timeout,
+        trust_non_empty_result=trust_non_empty_result,
     )
-    excluded = [QuestionTrace(index=i.index, question=i.question, type=i.type, gold_cypher=i.cypher, excluded=gold[i.index].error)
-                for i in items if gold[i.index].error]
+    excluded = [
+        QuestionTrace(
+            index=i.index, question=i.question, type=i.type, gold_cypher=i.cypher, excluded=gold[i.index].error
+        )
+        for i in items
+        if gold[i.index].error
+    ]
     runnable = [i for i in items if not gold[i.index].error]
     gate = asyncio.Semaphore(concurrency)
     if on_start is not None:
@@ -150,13 +205,25 @@ async def evaluate(
     traces = list(await asyncio.gather(*(one(item, fault) for fault in kinds for item in runnable)))
     scored = [t for t in traces if t.correct is not None]
     return EvaluationReport(
-        agent=agent, model=model, dataset=dataset, backend=db.dialect, questions=len(items), excluded=len(excluded),
+        agent=agent,
+        model=model,
+        dataset=dataset,
+        backend=db.dialect,
+        questions=len(items),
+        excluded=len(excluded),
         excluded_reasons=dict(Counter(gold[t.index].reason or "" for t in excluded).most_common()),
         not_applicable=sum(1 for t in traces if t.excluded),
-        overall=group_score("all", scored), by_type=groups(scored, lambda t: t.type),
+        overall=group_score("all", scored),
+        by_type=groups(scored, lambda t: t.type),
         by_fault=groups(scored, lambda t: t.fault) if model == "corrupt" else [],
-        wall_s=time.perf_counter() - started, concurrency=concurrency, traces=excluded + traces,
-        options={"max_steps": max_steps, "query_timeout": query_timeout, "row_cap": EVAL_ROW_CAP,
-                 "trust_non_empty_result": trust_non_empty_result, "faults": [k for k in kinds if k]},
+        wall_s=time.perf_counter() - started,
+        concurrency=concurrency,
+        traces=excluded + traces,
+        options={
+            "max_steps": max_steps,
+            "query_timeout": query_timeout,
+            "row_cap": EVAL_ROW_CAP,
+            "trust_non_empty_result": trust_non_empty_result,
+            "faults": [k for k in kinds if k],
+        },
     )
-

@@ -110,7 +110,9 @@ class KGQueryReflexionAgent(ReflexionAgent):
         self._schema_prompts = KeyedCache()  # one kg_prompt per database
 
     def _run_database_args(self) -> dict[str, Any] | None:
-        return run_database_args(self.run_context(), self.connection_args, given_object=not self._owns_db, own_db=self._db)
+        return run_database_args(
+            self.run_context(), self.connection_args, given_object=not self._owns_db, own_db=self._db
+        )
 
     @property
     def db(self) -> GraphDatabase:
@@ -138,7 +140,9 @@ class KGQueryReflexionAgent(ReflexionAgent):
     def schema_prompt(self) -> str:
         """The kg_prompt built from the live schema, used when `execute` gets no prompt."""
         db = self.db
-        return self._schema_prompts.get(db, lambda: build_kg_prompt(db.schema(), dialect=db.dialect))  # keyed by the object: no id reuse
+        return self._schema_prompts.get(
+            db, lambda: build_kg_prompt(db.schema(), dialect=db.dialect)
+        )  # keyed by the object: no id reuse
 
     def _brings_own_database(self) -> bool:
         """A subclass that overrides `_query_graph_database` (as biochatter's do) queries its own
@@ -199,8 +203,11 @@ class KGQueryReflexionAgent(ReflexionAgent):
     def _run_limits(self) -> dict[str, Any]:
         limits = self._query_limits()
         return {
-            **super()._run_limits(), "query_timeout": limits["timeout"], "row_cap": limits["row_cap"],
-            "allow_writes": limits["allow_writes"], "require_approval": self._approval_required(),
+            **super()._run_limits(),
+            "query_timeout": limits["timeout"],
+            "row_cap": limits["row_cap"],
+            "allow_writes": limits["allow_writes"],
+            "require_approval": self._approval_required(),
         }
 
     def _tool_database(self) -> GraphDatabase:
@@ -226,10 +233,14 @@ class KGQueryReflexionAgent(ReflexionAgent):
         return "\n\n".join(part for part in (header, prompt, dialect_note) if part)
 
     def _create_initial_responder(self, prompt: str | None = None) -> Responder:
-        return Responder(self.chat, GenerateQuery, self._system_prompt(DRAFT_INSTRUCTION, prompt), self.max_model_retries)
+        return Responder(
+            self.chat, GenerateQuery, self._system_prompt(DRAFT_INSTRUCTION, prompt), self.max_model_retries
+        )
 
     def _create_revise_responder(self, prompt: str | None = None) -> Responder:
-        return Responder(self.chat, ReviseQuery, self._system_prompt(REVISE_INSTRUCTION, prompt), self.max_model_retries)
+        return Responder(
+            self.chat, ReviseQuery, self._system_prompt(REVISE_INSTRUCTION, prompt), self.max_model_retries
+        )
 
     def _tool_function(self, state: list[BaseMessage]) -> ToolMessage:
         """Run the newest query in the memory against the graph database."""
@@ -254,14 +265,20 @@ class KGQueryReflexionAgent(ReflexionAgent):
             return super()._run_tool(state)
         query = latest_action(state["messages"])
         call_id = last_tool_call_id(state["messages"])
-        decision = read_decision(interrupt(approval_request(state.get("question", ""), query, state.get("steps", 0) + 1)))
+        decision = read_decision(
+            interrupt(approval_request(state.get("question", ""), query, state.get("steps", 0) + 1))
+        )
         if decision.action == "reject":
             content = f"Not executed: the reviewer rejected this query ({decision.reason})."
-            outcome = ToolOutcome(step=0, action=query, executed=False, content=content, error=decision.reason, error_type=REJECTED)
+            outcome = ToolOutcome(
+                step=0, action=query, executed=False, content=content, error=decision.reason, error_type=REJECTED
+            )
             message = ToolMessage(content=content, tool_call_id=call_id, artifact=outcome.model_dump())
             return ToolRun(message=message, outcome=outcome, update={"error": f"rejected: {decision.reason}"})
         if decision.action == "edit" and decision.query != query:
-            message = self._query_message(decision.query or "", call_id, note=f"The reviewer replaced the query with: {decision.query}")
+            message = self._query_message(
+                decision.query or "", call_id, note=f"The reviewer replaced the query with: {decision.query}"
+            )
             run = run_from_message(state, message)
             run.update["action"] = decision.query  # the query that ran, for the repeat check and the result
             return run

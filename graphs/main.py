@@ -45,20 +45,27 @@ def print_step(step: int, node: str, message: BaseMessage | None, update: dict[s
             print(f"[execute {step}] error ({outcome.error_type}): {outcome.error}", flush=True)
         else:
             more = "+" if outcome.truncated else ""
-            print(f"[execute {step}] {len(outcome.rows)}{more} row(s) {outcome.columns}: {outcome.rows[:3]}", flush=True)
+            print(
+                f"[execute {step}] {len(outcome.rows)}{more} row(s) {outcome.columns}: {outcome.rows[:3]}", flush=True
+            )
     elif node == "revise" and message is not None:
         args = message.tool_calls[0]["args"]
         print(f"[revise {step}] score: {args.get('score')!r}; next query: {args.get('revised_query')}", flush=True)
         if update.get("notice"):
-            print(f"[revise {step}] the score is not taken as final (the query it judged did not run cleanly): "
-                  "the revised query runs next", flush=True)
+            print(
+                f"[revise {step}] the score is not taken as final (the query it judged did not run cleanly): "
+                "the revised query runs next",
+                flush=True,
+            )
     elif update.get("stop_reason") == "model_error":
         print(f"[{node}] the model's reply could not be used: {update.get('error')}", flush=True)
 
 
 def print_result(result: ReflexionAgentResult) -> None:
-    print(f"\nStopped: {result.stop_reason} after {result.steps} step(s); score {result.score}; "
-          f"{result.usage.llm_calls} model call(s), {result.usage.total_tokens} tokens.")
+    print(
+        f"\nStopped: {result.stop_reason} after {result.steps} step(s); score {result.score}; "
+        f"{result.usage.llm_calls} model call(s), {result.usage.total_tokens} tokens."
+    )
     if result.answer is None:
         print(f"No query was executed. {result.error or ''}")
         return

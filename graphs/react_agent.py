@@ -21,7 +21,6 @@ from langchain_core.messages import HumanMessage
 from graphs.action_loop_agent import ActionLoopAgent
 from graphs.reflexion_agent import StepCallback
 from nodes.checkpoints import DURABLE
-from nodes.run_context import KeyedCache
 from nodes.models.resolve import chat_model_from_env
 from nodes.models.wire import sendable, without_surrogates
 from nodes.prompts.react_tools import DEFAULT_EXAMPLES, REACT_SYSTEM_TEMPLATE, check_template, react_system_prompt
@@ -30,6 +29,7 @@ from nodes.react.function_step import run_function_action
 from nodes.react.results import react_result
 from nodes.react.tool_protocol import read_tool_reply
 from nodes.reflexion.responder import usage_of
+from nodes.run_context import KeyedCache
 from nodes.tools.call_expression import FunctionExpression
 from nodes.tools.functions import FINISH, LLM_FALLBACK, LLM_FALLBACK_DESCRIPTION, FunctionTool, finish, function_tools
 from schemas.errors import ConfigurationError
@@ -39,7 +39,7 @@ from schemas.reflexion import ReflexionState, StopReason, TokenUsage, ToolOutcom
 DEFAULT_REACT_MAX_STEPS = 6
 
 
-def llm_tool(input: str) -> str:  # noqa: A002 - the parameter name the model sees
+def llm_tool(input: str) -> str:
     """Placeholder whose signature is the fallback tool's schema; the agent answers it with its model."""
     raise NotImplementedError
 
@@ -80,7 +80,9 @@ class ReActAgent(ActionLoopAgent):
                 return chat.bind_tools([t.tool for t in self.tools.values()], tool_choice="any"), True
             except NotImplementedError:
                 if self.native_tool_calls:
-                    raise ConfigurationError(f"{type(chat).__name__} has no native tool calling; use native_tool_calls=None") from None
+                    raise ConfigurationError(
+                        f"{type(chat).__name__} has no native tool calling; use native_tool_calls=None"
+                    ) from None
         return chat, False
 
     def _make_responder(self, chat: Any) -> ActionResponder:

@@ -120,7 +120,11 @@ class ReflexionAgent(ABC):
         if not callable(conversation_factory):
             raise ConfigurationError("conversation_factory must be a callable that returns a chat model")
         whole_number("max_repeats", max_repeats, low=1)
-        if isinstance(score_threshold, bool) or not isinstance(score_threshold, (int, float)) or not 0 <= score_threshold <= 10:
+        if (
+            isinstance(score_threshold, bool)
+            or not isinstance(score_threshold, (int, float))
+            or not 0 <= score_threshold <= 10
+        ):
             raise ConfigurationError(f"score_threshold must be a number from 0 to 10, got {score_threshold!r}")
         self.conversation_factory = conversation_factory
         self.max_steps = max_steps
@@ -232,7 +236,10 @@ class ReflexionAgent(ABC):
     def _stop_reason(self, state: ReflexionState) -> StopReason | None:
         """The stop rules, in order: step limit, score above threshold, non-empty result, no progress."""
         return check_stop(
-            state, max_steps=self._max_steps(state), score_threshold=self._score_threshold(), max_repeats=self.max_repeats,
+            state,
+            max_steps=self._max_steps(state),
+            score_threshold=self._score_threshold(),
+            max_repeats=self.max_repeats,
             trust_non_empty_result=self.trust_non_empty_result,
         )
 
@@ -300,7 +307,12 @@ class ReflexionAgent(ABC):
         state = {**state, **asked, "messages": [*messages[: -1 if asked else None], *asked.get("messages", [])]}  # type: ignore[typeddict-item]
         if (state.get("question") or "").strip():
             return asked, state, None
-        ended = {**asked, **fresh_run(), "stop_reason": "invalid_input", "error": "the run has no question: send a non-empty user message"}
+        ended = {
+            **asked,
+            **fresh_run(),
+            "stop_reason": "invalid_input",
+            "error": "the run has no question: send a non-empty user message",
+        }
         return asked, state, ended
 
     def _tool_ready(self, state: ReflexionState) -> None:
@@ -323,7 +335,9 @@ class ReflexionAgent(ABC):
             self._tool_ready(state)
         except DatabaseUnavailableError as e:
             return self._unavailable_before_draft(asked, e)
-        return self._drafted(asked, respond_with(self._create_initial_responder(state.get("prompt")), self._prompt_view(state)))
+        return self._drafted(
+            asked, respond_with(self._create_initial_responder(state.get("prompt")), self._prompt_view(state))
+        )
 
     async def _adraft_node(self, state: ReflexionState) -> dict[str, Any]:
         asked, state, ended = self._asked(state)
@@ -338,7 +352,9 @@ class ReflexionAgent(ABC):
         return self._drafted(asked, await arespond_with(responder, self._prompt_view(state)))
 
     def _revise_node(self, state: ReflexionState) -> dict[str, Any]:
-        return self._revised(state, respond_with(self._create_revise_responder(state.get("prompt")), self._prompt_view(state)))
+        return self._revised(
+            state, respond_with(self._create_revise_responder(state.get("prompt")), self._prompt_view(state))
+        )
 
     async def _arevise_node(self, state: ReflexionState) -> dict[str, Any]:
         responder = await asyncio.to_thread(self._create_revise_responder, state.get("prompt"))
@@ -368,7 +384,9 @@ class ReflexionAgent(ABC):
     def _route_after_execute_tool(state: ReflexionState) -> Literal["revise", "__end__"]:
         return END if state.get("stop_reason") else "revise"
 
-    def _in_run(self, node: Callable[[Any], Any], anode: Callable[[Any], Any], starts: bool) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+    def _in_run(
+        self, node: Callable[[Any], Any], anode: Callable[[Any], Any], starts: bool
+    ) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
         """A node (sync and async) that reads the run's stored context; the run's first node stores
         the context the run was started with and the limits in force, so a resumed run keeps its
         settings and limits whoever resumes it (`nodes.run_limits`), and which graph it is."""
@@ -510,7 +528,12 @@ class ReflexionAgent(ABC):
         return self._finish(state, config, pending)
 
     def resume(
-        self, thread_id: str, approval: Any = None, *, on_step: StepCallback | None = None, context: dict[str, Any] | None = None
+        self,
+        thread_id: str,
+        approval: Any = None,
+        *,
+        on_step: StepCallback | None = None,
+        context: dict[str, Any] | None = None,
     ) -> Any:
         """Continue the run stored in `thread_id` from its last saved step: after a crash or Ctrl-C,
         or, with `approval` ("approve", {"action": "edit", "query": ...}, "reject"), after a pause.
@@ -525,7 +548,12 @@ class ReflexionAgent(ABC):
         return self._run(inputs, thread_id, on_step, context, self._resume_steps(thread_id))
 
     async def aresume(
-        self, thread_id: str, approval: Any = None, *, on_step: StepCallback | None = None, context: dict[str, Any] | None = None
+        self,
+        thread_id: str,
+        approval: Any = None,
+        *,
+        on_step: StepCallback | None = None,
+        context: dict[str, Any] | None = None,
     ) -> Any:
         inputs, finished = resume_plan(self.graph, self.checkpointer, thread_id, approval, type(self).__name__)
         if finished is not None:

@@ -41,9 +41,19 @@ def langgraph_executable() -> str:
     return found
 
 
-def serve_command(host: str = "127.0.0.1", port: int = DEFAULT_PORT, reload: bool = False, config: Path = LANGGRAPH_JSON) -> list[str]:
+def serve_command(
+    host: str = "127.0.0.1", port: int = DEFAULT_PORT, reload: bool = False, config: Path = LANGGRAPH_JSON
+) -> list[str]:
     command = [
-        langgraph_executable(), "dev", "--config", str(config), "--host", host, "--port", str(port), "--no-browser",
+        langgraph_executable(),
+        "dev",
+        "--config",
+        str(config),
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--no-browser",
     ]
     return command if reload else [*command, "--no-reload"]
 

@@ -22,13 +22,13 @@ from pydantic import BaseModel
 from graphs.action_loop_agent import ActionLoopAgent
 from graphs.reflexion_agent import StepCallback
 from nodes.checkpoints import DURABLE
-from nodes.run_context import KeyedCache
 from nodes.extraction.validation import read_extraction_reply, run_validation, validate_data
 from nodes.models.resolve import chat_model_from_env
 from nodes.prompts.extraction import EXTRACTION_SYSTEM_PROMPT, extraction_prompt
 from nodes.react.action_responder import ActionResponder
 from nodes.reflexion.steps import outcomes_of, usage_of_state
 from nodes.reflexion.stop_rules import MAX_STEPS_LIMIT
+from nodes.run_context import KeyedCache
 from schemas.errors import ConfigurationError
 from schemas.extraction import ExtractionAttempt, ExtractionResult, RawExtraction
 from schemas.reflexion import ReflexionState, StopReason, ToolOutcome, ToolRun
@@ -51,7 +51,9 @@ class StructuredOutputReflectionAgent(ActionLoopAgent):
         if not (isinstance(output_schema, type) and issubclass(output_schema, BaseModel)):
             raise ConfigurationError(f"output_schema must be a pydantic model class, got {output_schema!r}")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or not 0 <= max_retries < MAX_STEPS_LIMIT:
-            raise ConfigurationError(f"max_retries must be an integer from 0 to {MAX_STEPS_LIMIT - 1}, got {max_retries!r}")
+            raise ConfigurationError(
+                f"max_retries must be an integer from 0 to {MAX_STEPS_LIMIT - 1}, got {max_retries!r}"
+            )
         super().__init__(conversation_factory or chat_model_from_env, max_retries + 1, checkpointer=checkpointer)
         self.output_schema = output_schema
         self.max_retries = max_retries
@@ -65,7 +67,9 @@ class StructuredOutputReflectionAgent(ActionLoopAgent):
                 runnable = chat.bind_tools([self.output_schema], tool_choice=self.output_schema.__name__)
             except NotImplementedError:  # a plain-text model: the JSON is read from its text
                 if self.tool_calling:
-                    raise ConfigurationError(f"{type(chat).__name__} has no tool calling; use tool_calling=None") from None
+                    raise ConfigurationError(
+                        f"{type(chat).__name__} has no tool calling; use tool_calling=None"
+                    ) from None
         return ActionResponder(runnable, EXTRACTION_SYSTEM_PROMPT, read_extraction_reply)
 
     def _turn_responder(self) -> ActionResponder:

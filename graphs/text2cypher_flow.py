@@ -123,8 +123,14 @@ class Text2CypherFlow:
         self.conversation_factory = conversation_factory or chat_model_from_env
         self._database, self._fewshots, self.seed_examples, self.embed = database, fewshots, seed_examples, embed
         self.limits = {
-            "max_retries": max_retries, "max_llm_calls": max_llm_calls, "row_cap": row_cap, "query_timeout": query_timeout,
-            "few_shot_k": few_shot_k, "schema_chars": schema_chars, "learn": learn, "cache_seconds": cache_seconds,
+            "max_retries": max_retries,
+            "max_llm_calls": max_llm_calls,
+            "row_cap": row_cap,
+            "query_timeout": query_timeout,
+            "few_shot_k": few_shot_k,
+            "schema_chars": schema_chars,
+            "learn": learn,
+            "cache_seconds": cache_seconds,
             "require_approval": env_flag(APPROVAL_ENV) if require_approval is None else require_approval,
             "map_values": bool(map_values),
         }
@@ -158,7 +164,9 @@ class Text2CypherFlow:
         return limits
 
     def _make_context(self, run: Text2CypherContext, limits: dict[str, Any]) -> FlowContext:
-        args = run_database_args(run, self.connection_args, given_object=self._database is not None, own_db=self._database)
+        args = run_database_args(
+            run, self.connection_args, given_object=self._database is not None, own_db=self._database
+        )
         if args is None and self._database is not None:
             db = self._database
         else:
@@ -172,7 +180,11 @@ class Text2CypherFlow:
             store = self._stores.get(db, lambda: opened(lambda: self._default_store(db), args))
         model = chat_model_from_env(run.model) if run.model else resolve_chat_model(self.conversation_factory())
         return FlowContext(
-            model=model, db=db, flow=self.flow, store=store, examples_on_graph=self._fewshots is True,
+            model=model,
+            db=db,
+            flow=self.flow,
+            store=store,
+            examples_on_graph=self._fewshots is True,
             **{**self.limits, **limits},  # type: ignore[arg-type]
         )
 
@@ -185,7 +197,9 @@ class Text2CypherFlow:
         if not graph_exists(db):
             return None
         store: FewShotStore | MemoryFewShotStore = (
-            FewShotStore(db, embed=self.embed) if db.dialect == "falkordb" and hasattr(db, "sibling") else MemoryFewShotStore()
+            FewShotStore(db, embed=self.embed)
+            if db.dialect == "falkordb" and hasattr(db, "sibling")
+            else MemoryFewShotStore()
         )
         seed = self.seed_examples
         if seed is DEMO_EXAMPLES:
@@ -257,7 +271,15 @@ class Text2CypherFlow:
         if state.get("stop_reason") or not state.get("pending"):
             return "summarize"
         return [
-            Send("subquery", {"sub": q, "question": state["question"], "round": state.get("round", 1), "run_context": state.get("run_context")})
+            Send(
+                "subquery",
+                {
+                    "sub": q,
+                    "question": state["question"],
+                    "round": state.get("round", 1),
+                    "run_context": state.get("run_context"),
+                },
+            )
             for q in state["pending"]
         ]
 
@@ -265,13 +287,20 @@ class Text2CypherFlow:
 
     def build_graph(self) -> CompiledStateGraph:
         builder = StateGraph(
-            Text2CypherState, context_schema=Text2CypherContext, input_schema=Text2CypherInput, output_schema=Text2CypherOutput
+            Text2CypherState,
+            context_schema=Text2CypherContext,
+            input_schema=Text2CypherInput,
+            output_schema=Text2CypherOutput,
         )
         builder.add_node("start", self._start)  # needs neither model nor database
         builder.add_node("guardrail", self._node(steps.guardrail))
         builder.add_edge(START, "start")
         builder.add_conditional_edges("start", self._after_start)
-        builder.add_conditional_edges("guardrail", self._after_guardrail, ["generate", "__end__"] if self.flow != "planner" else ["plan", "__end__"])
+        builder.add_conditional_edges(
+            "guardrail",
+            self._after_guardrail,
+            ["generate", "__end__"] if self.flow != "planner" else ["plan", "__end__"],
+        )
         if self.flow == "planner":
             builder.add_node("plan", self._node(planner.plan))
             builder.add_node("subquery", self._node(planner.subquery))
@@ -281,11 +310,20 @@ class Text2CypherFlow:
             builder.add_edge("subquery", "check")
             builder.add_conditional_edges("check", self._fan_out, ["subquery", "summarize"])
         else:
-            for name, step in (("generate", steps.generate), ("map_values", steps.map_values), ("execute", steps.execute), ("summarize", steps.summarize)):
+            for name, step in (
+                ("generate", steps.generate),
+                ("map_values", steps.map_values),
+                ("execute", steps.execute),
+                ("summarize", steps.summarize),
+            ):
                 builder.add_node(name, self._node(step))
             builder.add_conditional_edges("generate", self._after_query_written)
             builder.add_edge("map_values", "execute")
-            execute_targets = {"naive": ["summarize"], "retry": ["correct", "summarize"], "retry_evaluate": ["correct", "evaluate", "summarize"]}
+            execute_targets = {
+                "naive": ["summarize"],
+                "retry": ["correct", "summarize"],
+                "retry_evaluate": ["correct", "evaluate", "summarize"],
+            }
             builder.add_conditional_edges("execute", self._after_execute, execute_targets[self.flow])
             if self.flow != "naive":
                 builder.add_node("correct", self._node(steps.correct))
@@ -338,12 +376,16 @@ class Text2CypherFlow:
             extra.update(stop_reason="awaiting_approval", pending_approval=pending)
         return result.model_copy(update=extra)
 
-    def _stream(self, inputs: Any, thread_id: str | None, context: dict[str, Any] | None) -> Iterator[dict[str, Any] | Text2CypherResult]:
+    def _stream(
+        self, inputs: Any, thread_id: str | None, context: dict[str, Any] | None
+    ) -> Iterator[dict[str, Any] | Text2CypherResult]:
         state: dict[str, Any] = {}
         pending = None
         config = self._config(thread_id)
         context = checked_context(Text2CypherContext, context)
-        for mode, chunk in self.graph.stream(inputs, config, stream_mode=["custom", "values", "updates"], context=context):
+        for mode, chunk in self.graph.stream(
+            inputs, config, stream_mode=["custom", "values", "updates"], context=context
+        ):
             if mode == "custom":
                 yield chunk
             elif mode == "values":
@@ -371,7 +413,9 @@ class Text2CypherFlow:
         return self._drain(self.stream(question, thread_id=thread_id, context=context), on_event)
 
     @staticmethod
-    def _drain(events: Iterator[dict[str, Any] | Text2CypherResult], on_event: Callable[[dict[str, Any]], None] | None) -> Text2CypherResult:
+    def _drain(
+        events: Iterator[dict[str, Any] | Text2CypherResult], on_event: Callable[[dict[str, Any]], None] | None
+    ) -> Text2CypherResult:
         for item in events:
             if isinstance(item, Text2CypherResult):
                 return item
@@ -394,10 +438,14 @@ class Text2CypherFlow:
             return self._finished(finished, self._config(thread_id))
         return self._drain(self._stream(inputs, thread_id, context), on_event)
 
-    async def aask(self, question: str, *, thread_id: str | None = None, context: dict[str, Any] | None = None) -> Text2CypherResult:
+    async def aask(
+        self, question: str, *, thread_id: str | None = None, context: dict[str, Any] | None = None
+    ) -> Text2CypherResult:
         """`ask`, from async code: the graph runs its steps in worker threads."""
         config = self._config(thread_id)
-        state = await self.graph.ainvoke({"question": text_question(question)}, config, context=checked_context(Text2CypherContext, context))
+        state = await self.graph.ainvoke(
+            {"question": text_question(question)}, config, context=checked_context(Text2CypherContext, context)
+        )
         return self._finished(state, config, paused_on(state))
 
     def close(self) -> None:

@@ -43,7 +43,9 @@ MAX_CALLS_LIMIT = 50  # wider than the notebook's 8, for multi-hop questions on 
 
 def check_max_calls(max_calls: Any) -> int:
     if isinstance(max_calls, bool) or not isinstance(max_calls, int) or not 1 <= max_calls <= MAX_CALLS_LIMIT:
-        raise ConfigurationError(f"max_calls must be an integer from 1 to {MAX_CALLS_LIMIT} (default {DEFAULT_MAX_CALLS}), got {max_calls!r}")
+        raise ConfigurationError(
+            f"max_calls must be an integer from 1 to {MAX_CALLS_LIMIT} (default {DEFAULT_MAX_CALLS}), got {max_calls!r}"
+        )
     return max_calls
 
 
@@ -53,9 +55,9 @@ def load_prompt(prompt: str | os.PathLike[str]) -> str:
     A trailing `Question\\n{question}` (the notebook's prompt format) is dropped: here the
     question is the first message of each turn, so follow-up questions share the prompt.
     """
-    if isinstance(prompt, os.PathLike):
-        text = Path(prompt).read_text(encoding="utf-8")
-    elif isinstance(prompt, str) and "\n" not in prompt and len(prompt) < 1024 and Path(prompt).is_file():
+    if isinstance(prompt, os.PathLike) or (
+        isinstance(prompt, str) and "\n" not in prompt and len(prompt) < 1024 and Path(prompt).is_file()
+    ):
         text = Path(prompt).read_text(encoding="utf-8")
     elif isinstance(prompt, str):
         text = prompt
@@ -84,12 +86,16 @@ class WikipediaReActAgent(ActionLoopAgent):
         generation_kwargs: dict[str, Any] | None = None,
         checkpointer: Any = DURABLE,
     ) -> None:
-        super().__init__(conversation_factory or chat_model_from_env, check_max_calls(max_calls), checkpointer=checkpointer)
+        super().__init__(
+            conversation_factory or chat_model_from_env, check_max_calls(max_calls), checkpointer=checkpointer
+        )
         self.prompt = load_prompt(prompt)
         self.tools = wikipedia if isinstance(wikipedia, WikipediaTools) else WikipediaTools(wikipedia)
         self.generation_kwargs = dict(generation_kwargs or {})
         if "stop" in self.generation_kwargs:
-            raise ConfigurationError("generation_kwargs must not set `stop`: the agent stops on the closing action tags")
+            raise ConfigurationError(
+                "generation_kwargs must not set `stop`: the agent stops on the closing action tags"
+            )
 
     @property
     def max_calls(self) -> int:

@@ -76,9 +76,7 @@ class AsyncInWorkerThread(BaseCheckpointSaver[str]):
         before: Any = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        items = await asyncio.to_thread(
-            lambda: list(self.list(config, filter=filter, before=before, limit=limit))
-        )
+        items = await asyncio.to_thread(lambda: list(self.list(config, filter=filter, before=before, limit=limit)))
         for item in items:
             yield item
 
@@ -161,8 +159,7 @@ def _postgres_saver_type() -> type[BaseCheckpointSaver]:
         from langgraph.checkpoint.postgres import PostgresSaver
     except ImportError as e:
         raise ConfigurationError(
-            f"{CHECKPOINTS_ENV} names a PostgreSQL database, which needs the postgres extra: "
-            f"{POSTGRES_EXTRA} ({e})"
+            f"{CHECKPOINTS_ENV} names a PostgreSQL database, which needs the postgres extra: {POSTGRES_EXTRA} ({e})"
         ) from e
 
     class ThreadedPostgresSaver(AsyncInWorkerThread, PostgresSaver):
@@ -201,8 +198,13 @@ def postgres_checkpointer(url: str) -> BaseCheckpointSaver:
             # with the driver's reason, instead of as a pool timeout.
             with psycopg.connect(key, connect_timeout=POSTGRES_CONNECT_TIMEOUT_S, autocommit=True) as probe:
                 pool = ConnectionPool(
-                    key, min_size=1, max_size=1, kwargs=settings, open=False,
-                    check=ConnectionPool.check_connection, name=f"reflexion-checkpoints {where}",
+                    key,
+                    min_size=1,
+                    max_size=1,
+                    kwargs=settings,
+                    open=False,
+                    check=ConnectionPool.check_connection,
+                    name=f"reflexion-checkpoints {where}",
                 )
                 pool.open(wait=True, timeout=POSTGRES_CONNECT_TIMEOUT_S)
                 saver = saver_type(pool)
@@ -258,7 +260,9 @@ def paused_on(update: dict[str, Any]) -> Any:
     return interrupts[0].value if interrupts else None
 
 
-def resume_plan(graph: Any, checkpointer: Any, thread_id: str, approval: Any, owner: str) -> tuple[Any, dict[str, Any] | None]:
+def resume_plan(
+    graph: Any, checkpointer: Any, thread_id: str, approval: Any, owner: str
+) -> tuple[Any, dict[str, Any] | None]:
     """How to continue the run stored in `thread_id` of `graph` (named `owner`): (the input that
     continues it, None), or (None, its finished state) when there is nothing left to run."""
     from langgraph.types import Command

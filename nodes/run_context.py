@@ -54,7 +54,9 @@ def check_thread_graph(values: dict[str, Any], graph: str, thread_id: str) -> No
     """Refuse to resume a thread another graph wrote (it would silently do nothing or the wrong thing)."""
     owner = (values.get("run_context") or {}).get(GRAPH_KEY)
     if owner is not None and owner != graph:
-        raise ConfigurationError(f"thread {thread_id!r} belongs to {owner}, not {graph}: resume it with that graph (reflexion resume --flow ...)")
+        raise ConfigurationError(
+            f"thread {thread_id!r} belongs to {owner}, not {graph}: resume it with that graph (reflexion resume --flow ...)"
+        )
 
 
 def started_context(graph: str) -> dict[str, Any]:
@@ -188,8 +190,12 @@ def connection_args_from_url(url: str | None, graph: str | None = None) -> dict[
         if not parts.hostname:
             raise ConfigurationError(f"the database URL {url!r} names no host: write falkordb://host:port")
         return {
-            "backend": "falkordb", "graph": graph or path or default_graph(), "host": parts.hostname,
-            "port": port or 6379, "username": user, "password": password,
+            "backend": "falkordb",
+            "graph": graph or path or default_graph(),
+            "host": parts.hostname,
+            "port": port or 6379,
+            "username": user,
+            "password": password,
         }
     if parts.scheme in NEO4J_SCHEMES:
         if not parts.hostname:
@@ -197,9 +203,12 @@ def connection_args_from_url(url: str | None, graph: str | None = None) -> dict[
         netloc = parts.netloc.rpartition("@")[2]
         configured = user is None and password is None and _is_configured_neo4j(parts)
         return {
-            "backend": "neo4j", "uri": f"{parts.scheme}://{netloc}",
+            "backend": "neo4j",
+            "uri": f"{parts.scheme}://{netloc}",
             "user": user or (os.environ.get("NEO4J_USERNAME", "neo4j") if configured else "neo4j"),
-            "password": password if password is not None else (os.environ.get("NEO4J_PASSWORD") if configured else None),
+            "password": password
+            if password is not None
+            else (os.environ.get("NEO4J_PASSWORD") if configured else None),
             "database": graph or path,
         }
     raise ConfigurationError(
@@ -235,7 +244,13 @@ def server_of(source: Any) -> tuple[Any, ...]:
         from nodes.graphdb.connect import backend_of
 
         if backend_of(source) == "neo4j":
-            return ("neo4j", *_host_port(str(source.get("uri") or source.get("url") or source.get("host") or ""), int(source.get("port") or 7687)))
+            return (
+                "neo4j",
+                *_host_port(
+                    str(source.get("uri") or source.get("url") or source.get("host") or ""),
+                    int(source.get("port") or 7687),
+                ),
+            )
         if not source.get("host"):
             return ("falkordb", "embedded")
         return ("falkordb", str(source["host"]).lower(), int(source.get("port") or 6379))
@@ -270,7 +285,9 @@ def with_graph(args: dict[str, Any], graph: str) -> dict[str, Any]:
     return {**{k: v for k, v in args.items() if k not in ("graph", "db_name", "database")}, key: graph}
 
 
-def run_database_args(ctx: Any, own_args: dict[str, Any], given_object: bool, own_db: Any = None) -> dict[str, Any] | None:
+def run_database_args(
+    ctx: Any, own_args: dict[str, Any], given_object: bool, own_db: Any = None
+) -> dict[str, Any] | None:
     """The connection arguments of the database a run's context names; None for the agent's own.
     A context naming only a graph keeps the agent's database and selects that graph on it (which
     needs connection arguments: an agent handed a database object cannot reopen it elsewhere).
@@ -280,7 +297,9 @@ def run_database_args(ctx: Any, own_args: dict[str, Any], given_object: bool, ow
         return connection_args_from_url(ctx.database_url, ctx.graph)
     if ctx.graph:
         if given_object:
-            raise ConfigurationError("this agent was given a database object: a run may switch graphs only with database_url")
+            raise ConfigurationError(
+                "this agent was given a database object: a run may switch graphs only with database_url"
+            )
         return with_graph(own_args or default_connection_args(), ctx.graph)
     return None
 
@@ -293,7 +312,9 @@ def neo4j_env_args(graph: str | None = None) -> dict[str, Any] | None:
     if not uri:
         return None
     if urlsplit(uri).scheme not in NEO4J_SCHEMES:
-        raise ConfigurationError(f"{NEO4J_URI_ENV}={uri!r} is not a Neo4j URI: use {', '.join(s + '://' for s in NEO4J_SCHEMES)}")
+        raise ConfigurationError(
+            f"{NEO4J_URI_ENV}={uri!r} is not a Neo4j URI: use {', '.join(s + '://' for s in NEO4J_SCHEMES)}"
+        )
     return connection_args_from_url(uri, graph or os.environ.get("NEO4J_DATABASE", "").strip() or None)
 
 

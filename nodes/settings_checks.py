@@ -23,8 +23,15 @@ def seconds(name: str, value: Any, *, none: bool = True, high: float = 86_400.0)
     """`value` if it is a finite number of seconds above 0 and at most a day (or None when `none`)."""
     if value is None and none:
         return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 < value <= high:
-        raise ConfigurationError(f"{name} must be a number of seconds above 0 and at most {high:g}{' or None' if none else ''}, got {value!r}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or not 0 < value <= high
+    ):
+        raise ConfigurationError(
+            f"{name} must be a number of seconds above 0 and at most {high:g}{' or None' if none else ''}, got {value!r}"
+        )
     return float(value)
 
 

@@ -30,7 +30,9 @@ class QuestionTrace(BaseModel):
     type: str
     gold_cypher: str
     gold_rows: int | None = None
-    excluded: str | None = Field(default=None, description="Why the question was not scored (a gold query the backend cannot run).")
+    excluded: str | None = Field(
+        default=None, description="Why the question was not scored (a gold query the backend cannot run)."
+    )
     answer: AgentAnswer | None = None
     correct: bool | None = None
     latency_s: float | None = None

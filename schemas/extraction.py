@@ -46,4 +46,6 @@ class RawExtraction(BaseModel):
     output: str = Field(description="The reply as text: the text itself, or the tool call's arguments as JSON.")
     data: dict[str, Any] | None = Field(default=None, description="The tool call's arguments, if the reply was one.")
     call_id: str | None = None
-    error: str | None = Field(default=None, description="Why the reply cannot be validated at all (bad JSON arguments).")
+    error: str | None = Field(
+        default=None, description="Why the reply cannot be validated at all (bad JSON arguments)."
+    )

@@ -12,6 +12,7 @@ Dialect = Literal["falkordb", "neo4j"]
 #: What a graph (FalkorDB) or database (Neo4j) name may be: an empty or odd name is never read as the default.
 GRAPH_NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
 
+
 def is_empty_value(value: Any) -> bool:
     """A value that carries no answer: null, or an empty list or map."""
     return value is None or (isinstance(value, (list, dict, tuple)) and len(value) == 0)
@@ -23,9 +24,7 @@ class QueryResult(BaseModel):
     query: str
     columns: list[str] = Field(default_factory=list)
     rows: list[list[Any]] = Field(default_factory=list)
-    truncated: bool = Field(
-        default=False, description="True when the row cap cut the result short."
-    )
+    truncated: bool = Field(default=False, description="True when the row cap cut the result short.")
     elapsed_ms: float = 0.0
 
     @property

@@ -8,16 +8,12 @@ from pydantic import BaseModel, Field
 class GenerateQuery(BaseModel):
     """Generate the query."""
 
-    answer: str = Field(
-        description="Cypher query for graph database according to user's question."
-    )
+    answer: str = Field(description="Cypher query for graph database according to user's question.")
     reflection: str = Field(
         default="",
         description="Your reflection on the initial answer, critique of what to improve",
     )
-    search_queries: list[str] = Field(
-        default_factory=list, description="query for graph database"
-    )
+    search_queries: list[str] = Field(default_factory=list, description="query for graph database")
 
 
 class ReviseQuery(GenerateQuery):

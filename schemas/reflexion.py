@@ -60,7 +60,9 @@ class ToolOutcome(BaseModel):
     error_type: str | None = None
     score: float | None = Field(default=None, description="The revise step's score of this outcome.")
     source: str | None = Field(default=None, description="Where the observation came from (a page URL).")
-    detail: dict[str, Any] = Field(default_factory=dict, description="Agent-specific facts (a ReAct thought, arguments).")
+    detail: dict[str, Any] = Field(
+        default_factory=dict, description="Agent-specific facts (a ReAct thought, arguments)."
+    )
 
 
 class ReflexionState(TypedDict, total=False):
@@ -123,7 +125,9 @@ class ReflexionAgentResult(BaseModel):
     usage: TokenUsage = Field(default_factory=TokenUsage)
     error: str | None = None
     outcomes: list[ToolOutcome] = Field(default_factory=list)
-    thread_id: str | None = Field(default=None, description="The checkpointed thread; resume or continue it by this id.")
+    thread_id: str | None = Field(
+        default=None, description="The checkpointed thread; resume or continue it by this id."
+    )
     pending_approval: dict[str, Any] | None = Field(
         default=None, description="The query a paused run waits on (stop reason awaiting_approval)."
     )

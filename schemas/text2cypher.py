@@ -30,7 +30,9 @@ class GuardrailDecision(BaseModel):
 
     answerable: bool = Field(description="True if the graph's data can answer the question.")
     reason: str = Field(default="", description="One sentence: why.")
-    suggestions: list[str] = Field(default_factory=list, description="If not answerable: 2-3 questions the graph can answer.")
+    suggestions: list[str] = Field(
+        default_factory=list, description="If not answerable: 2-3 questions the graph can answer."
+    )
 
 
 class CypherQuery(BaseModel):
@@ -43,7 +45,9 @@ class Evaluation(BaseModel):
     """Whether the rows answer the question."""
 
     ok: bool = Field(description="True if the rows are enough to answer the question.")
-    critique: str = Field(default="", description="If not ok: what is wrong with the query or its rows, and how to fix it.")
+    critique: str = Field(
+        default="", description="If not ok: what is wrong with the query or its rows, and how to fix it."
+    )
 
 
 class Summary(BaseModel):
@@ -70,7 +74,9 @@ class InformationCheck(BaseModel):
     """Whether the information gathered answers the question."""
 
     enough: bool
-    missing: list[str] = Field(default_factory=list, description="If not enough: further questions to fetch (at most 3).")
+    missing: list[str] = Field(
+        default_factory=list, description="If not enough: further questions to fetch (at most 3)."
+    )
 
 
 class ValueMapping(BaseModel):
@@ -164,7 +170,9 @@ class Text2CypherResult(BaseModel):
     attempts: list[Attempt] = Field(default_factory=list)
     subanswers: list[SubAnswer] = Field(default_factory=list)
     suggestions: list[str] = Field(default_factory=list)
-    learned: bool = Field(default=False, description="True if the corrected query was stored as a new few-shot example.")
+    learned: bool = Field(
+        default=False, description="True if the corrected query was stored as a new few-shot example."
+    )
     usage: TokenUsage = Field(default_factory=TokenUsage)
     error: str | None = None
     thread_id: str | None = Field(default=None, description="The checkpointed thread; resume it by this id.")

@@ -19,10 +19,10 @@ class LoopbackServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server API
+            def do_GET(self) -> None:
                 server.handle(self, None)
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
+            def do_POST(self) -> None:
                 server.handle(self, json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0)))))
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

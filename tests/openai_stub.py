@@ -58,7 +58,11 @@ class OpenAIStub(LoopbackServer):
             "created": int(time.time()),
             "model": body.get("model", "stub"),
             "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
-            "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": 20, "total_tokens": prompt_chars // 4 + 20},
+            "usage": {
+                "prompt_tokens": prompt_chars // 4,
+                "completion_tokens": 20,
+                "total_tokens": prompt_chars // 4 + 20,
+            },
         }
 
 
@@ -81,10 +85,19 @@ def revision_scoring_model(broken: str, fixed: str) -> Callable[[dict[str, Any]]
 
     def reply(request: dict[str, Any]) -> StubReply:
         if "GenerateQuery" in tool_names(request):
-            return {"tool": "GenerateQuery", "args": {"answer": broken, "reflection": "first try", "search_queries": []}}
+            return {
+                "tool": "GenerateQuery",
+                "args": {"answer": broken, "reflection": "first try", "search_queries": []},
+            }
         shown = next(str(m.get("content")) for m in reversed(request["messages"]) if m["role"] == "tool")
         if "error" in shown.lower() or "rejected" in shown.lower():
-            return {"tool": "ReviseQuery", "args": {"answer": broken, "reflection": "fixed the syntax", "revised_query": fixed, "score": "8/10"}}
-        return {"tool": "ReviseQuery", "args": {"answer": fixed, "reflection": "good", "revised_query": fixed, "score": "9/10"}}
+            return {
+                "tool": "ReviseQuery",
+                "args": {"answer": broken, "reflection": "fixed the syntax", "revised_query": fixed, "score": "8/10"},
+            }
+        return {
+            "tool": "ReviseQuery",
+            "args": {"answer": fixed, "reflection": "good", "revised_query": fixed, "score": "9/10"},
+        }
 
     return reply

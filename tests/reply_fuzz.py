@@ -32,15 +32,53 @@ CONTROLS = ("\x00", "\x01", "\x08", "\x1b", "\x7f", "\x0b", "\u2028", "\u0085")
 UNICODE = ("é", "漢字", "🙂", "\u200b", "\ufeff", "\u202e", "e\u0301")
 # Scores as models write them, readable or not; raw JSON numbers JSON cannot hold go in as text.
 SCORES: tuple[Any, ...] = (
-    "NaN", "inf", "-inf", "1e309", "8/0", "9/10", -1, 11, 1e308, [9], None, "nine", {"score": 9}, True, "",
+    "NaN",
+    "inf",
+    "-inf",
+    "1e309",
+    "8/0",
+    "9/10",
+    -1,
+    11,
+    1e308,
+    [9],
+    None,
+    "nine",
+    {"score": 9},
+    True,
+    "",
 )
 RAW_SCORES = ("NaN", "Infinity", "-Infinity", "1e309", "-1e309")
 # Tool-call arguments that are JSON, but not an object (the client turns null, [], 0 and "" into {}).
 NON_OBJECTS = (
-    "1", '"text"', "null", "[]", "[1, 2]", "true", "0", "-3.5", '""', '["a"]', '"\\ud800"', "1e309", "NaN",
+    "1",
+    '"text"',
+    "null",
+    "[]",
+    "[1, 2]",
+    "true",
+    "0",
+    "-3.5",
+    '""',
+    '["a"]',
+    '"\\ud800"',
+    "1e309",
+    "NaN",
 )
 JUNK: tuple[Any, ...] = (
-    None, 0, -1, 3.5, True, "", "text", [], [1, "a"], {}, {"nested": [None]}, "\ud800", 10**30,
+    None,
+    0,
+    -1,
+    3.5,
+    True,
+    "",
+    "text",
+    [],
+    [1, "a"],
+    {},
+    {"nested": [None]},
+    "\ud800",
+    10**30,
 )
 SUB_QUESTIONS = ["Which movies did Tom Hanks act in?", "Who directed The Matrix?"]
 
@@ -52,7 +90,10 @@ def _good_args(tool: str, request: dict[str, Any], rng: random.Random) -> dict[s
     return {
         "GenerateQuery": lambda: {"answer": query, "reflection": "draft", "search_queries": []},
         "ReviseQuery": lambda: {
-            "answer": "", "reflection": "fine", "revised_query": query, "score": rng.choice((6, 9)),
+            "answer": "",
+            "reflection": "fine",
+            "revised_query": query,
+            "score": rng.choice((6, 9)),
         },
         "GuardrailDecision": lambda: {"answerable": True, "reason": "movies"},
         "CypherQuery": lambda: {"cypher": query},
@@ -71,9 +112,7 @@ def _good_args(tool: str, request: dict[str, Any], rng: random.Random) -> dict[s
 def _good(request: dict[str, Any], rng: random.Random) -> StubReply:
     offered = tool_names(request)
     if not offered:  # the text-protocol Wikipedia agent: no tools, actions written as text
-        action = rng.choice(
-            ("<search>Milhouse</search>", "<lookup>named</lookup>", "<finish>Richard Nixon</finish>")
-        )
+        action = rng.choice(("<search>Milhouse</search>", "<lookup>named</lookup>", "<finish>Richard Nixon</finish>"))
         return {"text": f"Thought 1\nI should act.\nAction 1\n{action}"}
     choice = request.get("tool_choice")
     forced = choice.get("function", {}).get("name") if isinstance(choice, dict) else None
@@ -127,20 +166,41 @@ def _mutate_args(kind: str, args: dict[str, Any], rng: random.Random) -> dict[st
 
 
 TEXT_KINDS = (
-    "huge_string", "control_chars", "lone_surrogate", "unicode", "plain_text", "empty", "unknown_tool",
+    "huge_string",
+    "control_chars",
+    "lone_surrogate",
+    "unicode",
+    "plain_text",
+    "empty",
+    "unknown_tool",
 )
 TOOL_KINDS = (
-    *TEXT_KINDS, "malformed_json", "non_object_args", "wrong_type", "missing_field", "extra_field",
-    "bad_score", "json_in_text", "two_calls",
+    *TEXT_KINDS,
+    "malformed_json",
+    "non_object_args",
+    "wrong_type",
+    "missing_field",
+    "extra_field",
+    "bad_score",
+    "json_in_text",
+    "two_calls",
 )
 
 
 def _text(rng: random.Random) -> str:
-    return rng.choice((
-        "I think the answer is 42.", "Sure! Here is the query: MATCH (n) RETURN n",
-        "```json\n{\"oops\": true}\n```", "\ud800", "Action 1\n<search>\ud800</search>", "<finish></finish>",
-        "<lookup>" + "x" * 5000, "null", "[]",
-    ))
+    return rng.choice(
+        (
+            "I think the answer is 42.",
+            "Sure! Here is the query: MATCH (n) RETURN n",
+            '```json\n{"oops": true}\n```',
+            "\ud800",
+            "Action 1\n<search>\ud800</search>",
+            "<finish></finish>",
+            "<lookup>" + "x" * 5000,
+            "null",
+            "[]",
+        )
+    )
 
 
 def broken(kind: str, good: StubReply, rng: random.Random) -> StubReply:
@@ -148,7 +208,9 @@ def broken(kind: str, good: StubReply, rng: random.Random) -> StubReply:
     if "text" in good and "tool" not in good:  # the text protocol
         if kind in ("huge_string", "control_chars", "lone_surrogate", "unicode"):
             pool = {
-                "huge_string": ("x" * MEGABYTE,), "control_chars": CONTROLS, "lone_surrogate": SURROGATES,
+                "huge_string": ("x" * MEGABYTE,),
+                "control_chars": CONTROLS,
+                "lone_surrogate": SURROGATES,
                 "unicode": UNICODE,
             }[kind]
             return {"text": _insert(good["text"], rng.choice(pool), rng)}

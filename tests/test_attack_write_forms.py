@@ -79,11 +79,23 @@ def server_state(db: FalkorDBGraph) -> dict:
     for name in db.graphs():
         graph = db.sibling(name)
         state[name] = {
-            "nodes": sorted(map(json.dumps, graph.query("MATCH (n) RETURN labels(n), properties(n)", row_cap=None).rows)),
-            "rels": sorted(map(json.dumps, graph.query(
-                "MATCH (a)-[r]->(b) RETURN id(a), type(r), properties(r), id(b)", row_cap=None).rows)),
-            "indexes": sorted(map(json.dumps, graph.query(
-                "CALL db.indexes() YIELD label, properties, types RETURN label, properties, types", row_cap=None).rows)),
+            "nodes": sorted(
+                map(json.dumps, graph.query("MATCH (n) RETURN labels(n), properties(n)", row_cap=None).rows)
+            ),
+            "rels": sorted(
+                map(
+                    json.dumps,
+                    graph.query("MATCH (a)-[r]->(b) RETURN id(a), type(r), properties(r), id(b)", row_cap=None).rows,
+                )
+            ),
+            "indexes": sorted(
+                map(
+                    json.dumps,
+                    graph.query(
+                        "CALL db.indexes() YIELD label, properties, types RETURN label, properties, types", row_cap=None
+                    ).rows,
+                )
+            ),
         }
     return state
 
@@ -129,8 +141,12 @@ def test_the_agent_never_runs_a_drafted_or_approved_form(movies_db):
     def check(form: str) -> None:
         agent, _ = make_agent(movies_db, [draft(form), revise(TOM_HANKS_QUERY, 9)], checkpointer=None)
         assert agent.execute("Tom Hanks movies?").outcomes[0].error, "the draft ran"
-        approving, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, 9)], require_approval=True,
-                                  checkpointer=InMemorySaver())
+        approving, _ = make_agent(
+            movies_db,
+            [draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, 9)],
+            require_approval=True,
+            checkpointer=InMemorySaver(),
+        )
         paused = approving.execute("Tom Hanks movies?")
         edited = approving.resume(paused.thread_id, {"action": "edit", "query": form})
         assert edited.outcomes[0].error, "the approval edit ran"
@@ -142,14 +158,26 @@ def test_a_flow_never_runs_a_generated_or_approved_form(movies_db):
     ok = {"answerable": True, "reason": "people and movies"}
 
     def check(form: str) -> None:
-        model = flow_model(GuardrailDecision=[ok], CypherQuery=[{"cypher": form}, {"cypher": TOM_HANKS_QUERY}],
-                           Summary=[{"answer": "ok"}])
-        flow = Text2CypherFlow("retry", conversation_factory=lambda: model, database=movies_db, fewshots=False,
-                               checkpointer=None)
+        model = flow_model(
+            GuardrailDecision=[ok],
+            CypherQuery=[{"cypher": form}, {"cypher": TOM_HANKS_QUERY}],
+            Summary=[{"answer": "ok"}],
+        )
+        flow = Text2CypherFlow(
+            "retry", conversation_factory=lambda: model, database=movies_db, fewshots=False, checkpointer=None
+        )
         assert flow.ask("Tom Hanks movies?").attempts[0].error, "the generated query ran"
-        model = flow_model(GuardrailDecision=[ok], CypherQuery=[{"cypher": TOM_HANKS_QUERY}], Summary=[{"answer": "ok"}])
-        approving = Text2CypherFlow("naive", conversation_factory=lambda: model, database=movies_db, fewshots=False,
-                                    require_approval=True, checkpointer=InMemorySaver())
+        model = flow_model(
+            GuardrailDecision=[ok], CypherQuery=[{"cypher": TOM_HANKS_QUERY}], Summary=[{"answer": "ok"}]
+        )
+        approving = Text2CypherFlow(
+            "naive",
+            conversation_factory=lambda: model,
+            database=movies_db,
+            fewshots=False,
+            require_approval=True,
+            checkpointer=InMemorySaver(),
+        )
         paused = approving.ask("Tom Hanks movies?")
         edited = approving.resume(paused.thread_id, {"action": "edit", "query": form})
         assert edited.attempts and edited.attempts[0].error, "the approval edit ran"

@@ -39,7 +39,9 @@ def _tool_message(name: str, args: dict[str, Any]) -> AIMessage:
 
 class InitialResponder:
     def invoke(self, msg_obj: dict[str, list[BaseMessage]]) -> BaseMessage:
-        return _tool_message("GenerateQuery", {"answer": DRAFT, "reflection": "finds the regulated genes", "search_queries": [DRAFT]})
+        return _tool_message(
+            "GenerateQuery", {"answer": DRAFT, "reflection": "finds the regulated genes", "search_queries": [DRAFT]}
+        )
 
 
 class ReviseResponder:
@@ -50,11 +52,21 @@ class ReviseResponder:
         if ReviseResponder._enter_count == 1:
             return _tool_message(
                 "ReviseQuery",
-                {"answer": DRAFT, "reflection": "no results; remove the relationship constraint", "search_queries": [DRAFT], "revised_query": WIDER},
+                {
+                    "answer": DRAFT,
+                    "reflection": "no results; remove the relationship constraint",
+                    "search_queries": [DRAFT],
+                    "revised_query": WIDER,
+                },
             )
         return _tool_message(
             "ReviseQuery",
-            {"answer": NARROWER, "reflection": "flexible and gives the information", "search_queries": [NARROWER], "revised_query": NARROWER},
+            {
+                "answer": NARROWER,
+                "reflection": "flexible and gives the information",
+                "search_queries": [NARROWER],
+                "revised_query": NARROWER,
+            },
         )
 
 
@@ -144,7 +156,15 @@ class WritingModelAgent(KGQueryReflexionAgentMock):
     def _create_revise_responder(self, prompt: str | None = None) -> ResponderWithRetries:
         class Writer:
             def invoke(self, msg_obj: dict[str, list[BaseMessage]]) -> BaseMessage:
-                return _tool_message("ReviseQuery", {"answer": DRAFT, "reflection": "", "search_queries": [], "revised_query": "MATCH (g:gene) DETACH DELETE g"})
+                return _tool_message(
+                    "ReviseQuery",
+                    {
+                        "answer": DRAFT,
+                        "reflection": "",
+                        "search_queries": [],
+                        "revised_query": "MATCH (g:gene) DETACH DELETE g",
+                    },
+                )
 
         return ResponderWithRetries(runnable=Writer(), validator=PydanticToolsParser(tools=[ReviseQuery]))
 
@@ -199,7 +219,14 @@ def test_an_agent_logger_hears_every_step_and_the_result_as_in_biochatter():
     agent = KGQueryReflexionAgentMock(lambda: ChatOpenAIMock(), {"host": "localhost", "port": "7687"})
     agent.agent_logger = RecordingLogger()
     agent.execute("What genes does EOMES primarily regulate?")
-    assert agent.get_logs().splitlines() == ["0 draft", "1 execute_tool", "1 revise", "2 execute_tool", "2 revise", f"final {WIDER}"]
+    assert agent.get_logs().splitlines() == [
+        "0 draft",
+        "1 execute_tool",
+        "1 revise",
+        "2 execute_tool",
+        "2 revise",
+        f"final {WIDER}",
+    ]
 
 
 class UnreachableOwnDatabase(KGQueryReflexionAgentMock):
@@ -255,5 +282,7 @@ class OwnToolFunction(KGQueryReflexionAgent):
 
 def test_a_subclass_with_its_own_tool_function_is_not_stopped_by_the_agents_database():
     ReviseResponder._enter_count = 0
-    result = OwnToolFunction(lambda: ChatOpenAIMock(), {"host": "127.0.0.1", "port": "1"}, checkpointer=None).execute("EOMES?")
+    result = OwnToolFunction(lambda: ChatOpenAIMock(), {"host": "127.0.0.1", "port": "1"}, checkpointer=None).execute(
+        "EOMES?"
+    )
     assert result.stop_reason == "non_empty_result" and result.answer == DRAFT

@@ -44,16 +44,22 @@ def test_the_shop_script_loads_with_the_counts_and_types_it_writes(data_dir, fal
         # Strings unless the script converts them: identifiers and postal codes keep their leading zeros.
         supplier = db.query("MATCH (s:Supplier {supplierID: '1'}) RETURN s.postalCode, s.companyName").rows
         assert supplier == [["02134", "Harbour Trading, Ltd."]]
-        typed = db.query("MATCH (p:Product {productID: '1'}) RETURN p.unitPrice, p.unitsInStock, p.discontinued").rows[0]
+        typed = db.query("MATCH (p:Product {productID: '1'}) RETURN p.unitPrice, p.unitsInStock, p.discontinued").rows[
+            0
+        ]
         assert [type(v) for v in typed] == [float, int, bool]
         # The short row: its missing fields set nothing.
-        assert db.query("MATCH (p:Product {productID: '42'}) RETURN p.unitsInStock, p.discontinued, p.productName").rows == [[None, None, "Tofu"]]
+        assert db.query(
+            "MATCH (p:Product {productID: '42'}) RETURN p.unitsInStock, p.discontinued, p.productName"
+        ).rows == [[None, None, "Tofu"]]
         assert db.query("MATCH ()-[d:ORDERS]->() RETURN d.quantity LIMIT 1").rows[0][0] > 0
     finally:
         db.clear()
 
 
-def test_csv_files_are_found_in_csv_dir_and_a_failing_statement_leaves_the_graph_as_it_was(data_dir, falkordb_server, tmp_path, capsys):
+def test_csv_files_are_found_in_csv_dir_and_a_failing_statement_leaves_the_graph_as_it_was(
+    data_dir, falkordb_server, tmp_path, capsys
+):
     name = unique("shop")
     script = tmp_path / "elsewhere" / "shop.cypher"
     script.parent.mkdir()
@@ -76,12 +82,17 @@ def test_csv_files_are_found_in_csv_dir_and_a_failing_statement_leaves_the_graph
         assert "statement 3 (line 5" in err
         assert graph_fingerprint(db) == before  # neither the marker nor the extra properties
         assert not [g for g in db.graphs() if "__loading_" in g]  # no scratch copy left behind
-        assert main(["--data-dir", data_dir, "load", str(broken), "--graph", unique("fresh"), "--csv-dir", str(SHOP_DIR)]) == 2
+        assert (
+            main(["--data-dir", data_dir, "load", str(broken), "--graph", unique("fresh"), "--csv-dir", str(SHOP_DIR)])
+            == 2
+        )
     finally:
         db.clear()
 
 
-def test_a_new_graph_is_not_created_by_a_failed_load_and_load_never_defaults_to_the_demo(data_dir, falkordb_server, tmp_path, capsys):
+def test_a_new_graph_is_not_created_by_a_failed_load_and_load_never_defaults_to_the_demo(
+    data_dir, falkordb_server, tmp_path, capsys
+):
     name = unique("never")
     broken = tmp_path / "x.cypher"
     broken.write_text("CREATE (:A);\nLOAD CSV FROM 'file:///no/such.csv' AS row CREATE (:B);\n")
@@ -120,7 +131,9 @@ def test_graphs_are_listed_with_counts_described_and_dropped(data_dir, falkordb_
     assert main(["--data-dir", data_dir, "schema", "no_such_graph"]) == 2
 
 
-def test_examples_are_checked_read_only_before_they_are_stored_for_their_graph(data_dir, falkordb_server, tmp_path, capsys):
+def test_examples_are_checked_read_only_before_they_are_stored_for_their_graph(
+    data_dir, falkordb_server, tmp_path, capsys
+):
     name = unique("shop")
     assert main(["--data-dir", data_dir, "load", str(SHOP_CYPHER), "--graph", name]) == 0
     db = open_graph(falkordb_server, name)
@@ -139,7 +152,11 @@ def test_examples_are_checked_read_only_before_they_are_stored_for_their_graph(d
         out = capsys.readouterr().out
         assert "2 example(s) stored" in out and "2 refused" in out and "WriteQueryRefusedError" in out
         assert graph_fingerprint(db) == before
-        stored = db.sibling(name + "__examples").query("MATCH (e:Text2CypherExample) RETURN e.question ORDER BY e.question").rows
+        stored = (
+            db.sibling(name + "__examples")
+            .query("MATCH (e:Text2CypherExample) RETURN e.question ORDER BY e.question")
+            .rows
+        )
         assert stored == [["How many orders are there?"], ["Which products are in Bakery?"]]
     finally:
         db.clear()
@@ -177,11 +194,16 @@ def test_a_script_fetches_its_csv_from_a_url_when_no_local_copy_exists(data_dir,
         assert main(["--data-dir", data_dir, "load", str(missing), "--graph", unique("none")]) == 2
     assert "cannot fetch" in capsys.readouterr().err and host.requested == ["cities.csv", "none.csv"]
     db = open_graph(falkordb_server, name)
-    assert db.query("MATCH (c:City) RETURN c.name, c.population ORDER BY c.name").rows == [["Oslo", None], ["Paris, France", 2100000]]
+    assert db.query("MATCH (c:City) RETURN c.name, c.population ORDER BY c.name").rows == [
+        ["Oslo", None],
+        ["Paris, France", 2100000],
+    ]
     db.clear()
 
 
-def test_a_script_with_nothing_to_run_and_one_the_database_would_read_files_for(data_dir, falkordb_server, tmp_path, capsys):
+def test_a_script_with_nothing_to_run_and_one_the_database_would_read_files_for(
+    data_dir, falkordb_server, tmp_path, capsys
+):
     empty = tmp_path / "comments.cypher"
     empty.write_text("// nothing here yet\n")
     assert main(["--data-dir", data_dir, "load", str(empty), "--graph", unique("empty")]) == 0
@@ -242,9 +264,12 @@ def test_a_script_in_the_style_of_neo4j_northwind_guide_loads(data_dir, falkordb
     assert "2 translated, 0 skipped" in out and "the graph has 8 nodes, 8 relationships" in out
     db = open_graph(falkordb_server, name)
     try:
-        assert db.query("MATCH (p:Product {productID: '4'}) RETURN p.discontinued, p.quantityPerUnit, p.unitsInStock").rows == [
-            [True, "36 boxes", 0]]
-        supplied = db.query("MATCH (s:Supplier)-[:SUPPLIES]->(p)-[:PART_OF]->(c) RETURN s.companyName, count(p) ORDER BY s.companyName").rows
+        assert db.query(
+            "MATCH (p:Product {productID: '4'}) RETURN p.discontinued, p.quantityPerUnit, p.unitsInStock"
+        ).rows == [[True, "36 boxes", 0]]
+        supplied = db.query(
+            "MATCH (s:Supplier)-[:SUPPLIES]->(p)-[:PART_OF]->(c) RETURN s.companyName, count(p) ORDER BY s.companyName"
+        ).rows
         assert supplied == [["Cajun Delights", 1], ["Exotic Liquids", 3]]
         indexed = {row[0] for row in db.query("CALL db.indexes() YIELD label RETURN label", row_cap=None).rows}
         assert {"Product", "Category"} <= indexed

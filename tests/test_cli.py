@@ -21,11 +21,17 @@ def data_dir(falkordb_server, movies_db) -> str:
 
 def flow_replies(request: dict[str, Any]) -> dict[str, Any]:
     tool = request["tool_choice"]["function"]["name"]
-    return {"tool": tool, "args": {
-        "GuardrailDecision": {"answerable": True}, "CypherQuery": {"cypher": HANKS},
-        "Evaluation": {"ok": True}, "Summary": {"answer": "Tom Hanks acted in 12 movies."},
-        "GenerateQuery": {"answer": HANKS}, "ReviseQuery": {"revised_query": HANKS, "score": 9},
-    }[tool]}
+    return {
+        "tool": tool,
+        "args": {
+            "GuardrailDecision": {"answerable": True},
+            "CypherQuery": {"cypher": HANKS},
+            "Evaluation": {"ok": True},
+            "Summary": {"answer": "Tom Hanks acted in 12 movies."},
+            "GenerateQuery": {"answer": HANKS},
+            "ReviseQuery": {"revised_query": HANKS, "score": 9},
+        }[tool],
+    }
 
 
 @pytest.mark.parametrize("flow", ["reflexion", "naive", "retry_evaluate"])
@@ -83,7 +89,9 @@ def test_draw_writes_mermaid_and_refuses_unknown_graphs(tmp_path, capsys):
 
 def test_load_runs_a_cypher_script_into_a_named_graph(tmp_path, capsys, data_dir, movies_db):
     script = tmp_path / "tiny.cypher"
-    script.write_text("CREATE CONSTRAINT IF NOT EXISTS FOR (c:City) REQUIRE (c.name) IS UNIQUE;\nCREATE (:City {name: 'Oslo'});\n")
+    script.write_text(
+        "CREATE CONSTRAINT IF NOT EXISTS FOR (c:City) REQUIRE (c.name) IS UNIQUE;\nCREATE (:City {name: 'Oslo'});\n"
+    )
     assert main(["--data-dir", data_dir, "load", str(script), "--graph", "cli_cities"]) == 0
     printed = capsys.readouterr().out
     assert "Loaded" in printed and "into 'cli_cities'" in printed and "1 translated" in printed
@@ -104,7 +112,10 @@ def test_react_runs_the_tool_agent_and_the_wikipedia_agent(monkeypatch, capsys):
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
         assert main(["react", "What was Elia Kazan?", "--agent", "wikipedia", "--sample-corpus"]) == 0
     out = capsys.readouterr().out
-    assert "<search>Elia Kazan</search> -> Elia Kazan (born" in out and "sources: https://en.wikipedia.org/wiki/Elia_Kazan" in out
+    assert (
+        "<search>Elia Kazan</search> -> Elia Kazan (born" in out
+        and "sources: https://en.wikipedia.org/wiki/Elia_Kazan" in out
+    )
 
 
 def test_extract_validates_against_a_schema_and_reports_failures(monkeypatch, capsys):

@@ -54,19 +54,35 @@ def test_corrupting_model_reports_each_fault_and_writes_never_land(data_dir, mov
 
 
 def test_a_flow_without_retries_falls_below_the_target_and_exits_1(data_dir, tmp_path, capsys):
-    code = run_eval(data_dir, tmp_path, "--agent", "naive", "--model", "corrupt", "--faults", "syntax_error", "--limit", "20", "--min-accuracy", "50")
+    code = run_eval(
+        data_dir,
+        tmp_path,
+        "--agent",
+        "naive",
+        "--model",
+        "corrupt",
+        "--faults",
+        "syntax_error",
+        "--limit",
+        "20",
+        "--min-accuracy",
+        "50",
+    )
     report, _ = written(tmp_path)
     assert code == 1 and report["overall"]["correct"] == 0 and report["overall"]["executable"] == 0
     assert "below --min-accuracy" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("options, message", [
-    (["--model", "oracle", "--faults", "syntax_error"], "--model corrupt only"),
-    (["--model", "corrupt", "--faults", "typo_fault"], "typo_fault"),
-    (["--model", "oracle", "--limit", "0"], "--limit"),
-    (["--model", "oracle", "--concurrency", "0"], "--concurrency"),
-    (["--model", "oracle", "--min-accuracy", "120"], "--min-accuracy"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--model", "oracle", "--faults", "syntax_error"], "--model corrupt only"),
+        (["--model", "corrupt", "--faults", "typo_fault"], "typo_fault"),
+        (["--model", "oracle", "--limit", "0"], "--limit"),
+        (["--model", "oracle", "--concurrency", "0"], "--concurrency"),
+        (["--model", "oracle", "--min-accuracy", "120"], "--min-accuracy"),
+    ],
+)
 def test_bad_settings_are_configuration_errors(data_dir, tmp_path, capsys, options, message):
     assert run_eval(data_dir, tmp_path / "out", *options) == 2
     assert message in capsys.readouterr().err and not (tmp_path / "out").exists()
@@ -86,18 +102,24 @@ def test_any_csv_with_the_columns_works(data_dir, tmp_path):
         "How many movies are there?,MATCH (m:Movie) RETURN count(m) AS n\n"
         "Who directed The Matrix?,MATCH (p:Person)-[:DIRECTED]->(:Movie {title: 'The Matrix'}) RETURN p.name ORDER BY p.name\n"
     )
-    assert run_eval(data_dir, tmp_path / "out", "--model", "oracle", "--dataset", str(pairs), "--agent", "retry_evaluate") == 0
+    assert (
+        run_eval(data_dir, tmp_path / "out", "--model", "oracle", "--dataset", str(pairs), "--agent", "retry_evaluate")
+        == 0
+    )
     report, _ = written(tmp_path / "out")
     assert report["overall"]["scored"] == 2 and report["overall"]["correct"] == 2
     assert [g["name"] for g in report["by_type"]] == ["all"]
 
 
-@pytest.mark.parametrize("options, message", [
-    (["--query-timeout", "nan"], "--query-timeout"),
-    (["--query-timeout", "inf"], "--query-timeout"),
-    (["--max-steps", "0"], "--max-steps"),
-    (["--faults", ""], "names no fault kind"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--query-timeout", "nan"], "--query-timeout"),
+        (["--query-timeout", "inf"], "--query-timeout"),
+        (["--max-steps", "0"], "--max-steps"),
+        (["--faults", ""], "names no fault kind"),
+    ],
+)
 def test_more_bad_settings_exit_2_before_anything_runs(data_dir, tmp_path, capsys, options, message):
     model = ["--model", "corrupt"] if "--faults" in options else ["--model", "oracle"]
     assert run_eval(data_dir, tmp_path / "out", *model, *options) == 2

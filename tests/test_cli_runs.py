@@ -83,10 +83,29 @@ def test_load_csv_nodes_and_relationships_typed_merged_and_safe(tmp_path, capsys
     base = ["--data-dir", data_dir, "load"]
     assert main([*base, str(people), "--graph", graph, "--label", "Person", "--key", "name"]) == 0
     assert main([*base, str(people), "--graph", graph, "--label", "Person", "--key", "name"]) == 0  # again: merged
-    assert main([*base, str(knows), "--graph", graph, "--relationship", "KNOWS", "--start", "Person.name=from", "--end", "Person.name=to"]) == 0
+    assert (
+        main(
+            [
+                *base,
+                str(knows),
+                "--graph",
+                graph,
+                "--relationship",
+                "KNOWS",
+                "--start",
+                "Person.name=from",
+                "--end",
+                "Person.name=to",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "3 :Person row(s) written" in out
-    assert "1 :KNOWS row(s) written, 1 skipped (end node :Person not found: 1)" in out and "row 3: end node :Person not found (name = 'Nobody')" in out
+    assert (
+        "1 :KNOWS row(s) written, 1 skipped (end node :Person not found: 1)" in out
+        and "row 3: end node :Person not found (name = 'Nobody')" in out
+    )
     db = FalkorDBGraph(graph, host=falkordb_server.host, port=falkordb_server.port)
     rows = db.query("MATCH (p:Person) RETURN p.name, p.born, p.active ORDER BY p.name").rows
     assert rows == [["Ada", 1815, True], ["Alan", 1912, None], ["Grace", None, False]]
@@ -101,11 +120,17 @@ def test_load_csv_nodes_and_relationships_typed_merged_and_safe(tmp_path, capsys
 
 def test_serve_runs_langgraph_dev_offline_and_keeps_what_the_user_set():
     env = offline_environment({"PATH": "/bin"})
-    assert (env["LANGGRAPH_CLI_NO_ANALYTICS"], env["LANGGRAPH_NO_VERSION_CHECK"], env["LANGSMITH_TRACING"]) == ("1", "true", "false")
+    assert (env["LANGGRAPH_CLI_NO_ANALYTICS"], env["LANGGRAPH_NO_VERSION_CHECK"], env["LANGSMITH_TRACING"]) == (
+        "1",
+        "true",
+        "false",
+    )
     assert offline_environment({"LANGSMITH_TRACING": "true"})["LANGSMITH_TRACING"] == "true"
     command = serve_command(port=8123)
     assert command[1:2] == ["dev"] and "--no-browser" in command and "--no-reload" in command
-    assert command[command.index("--port") + 1] == "8123" and command[command.index("--config") + 1].endswith("langgraph.json")
+    assert command[command.index("--port") + 1] == "8123" and command[command.index("--config") + 1].endswith(
+        "langgraph.json"
+    )
 
 
 def test_csv_values_are_read_strictly_and_malformed_files_are_refused(tmp_path, capsys, data_dir, falkordb_server):
@@ -113,12 +138,21 @@ def test_csv_values_are_read_strictly_and_malformed_files_are_refused(tmp_path, 
 
     assert [typed(v) for v in ["42", "-7", "1936.5", "true", ""]] == [42, -7, 1936.5, True, None]
     assert [typed(v) for v in ["007", "NaN", "inf", "1_000", " 42 ", "123456789012345678901234567890"]] == [
-        "007", "NaN", "inf", "1_000", " 42 ", "123456789012345678901234567890"]
+        "007",
+        "NaN",
+        "inf",
+        "1_000",
+        " 42 ",
+        "123456789012345678901234567890",
+    ]
     graph = f"csv_{uuid.uuid4().hex[:6]}"
     base = ["--data-dir", data_dir, "load", "--graph", graph]
     extra = tmp_path / "extra.csv"
     extra.write_text("name,born\nAda,1815,oops\n", encoding="utf-8")
-    assert main([*base, str(extra), "--label", "Person"]) == 2 and "row 2: 3 cells for 2 columns" in capsys.readouterr().err
+    assert (
+        main([*base, str(extra), "--label", "Person"]) == 2
+        and "row 2: 3 cells for 2 columns" in capsys.readouterr().err
+    )
     twice = tmp_path / "twice.csv"
     twice.write_text("name,name\nAda,Bob\n", encoding="utf-8")
     assert main([*base, str(twice), "--label", "Person"]) == 2 and "more than once" in capsys.readouterr().err
@@ -127,14 +161,35 @@ def test_csv_values_are_read_strictly_and_malformed_files_are_refused(tmp_path, 
     knows = tmp_path / "knows.csv"
     knows.write_text("a,b\nAda,Nobody\n", encoding="utf-8")
     assert main([*base, str(people), "--label", "Person", "--key", "name"]) == 0
-    assert main([*base, str(knows), "--relationship", "KNOWS", "--start", "Person.name=a", "--end", "Person.name=b"]) == 0
-    assert "0 :KNOWS row(s) written, 1 skipped" in capsys.readouterr().out  # no node named Nobody: nothing written, and said
-    FalkorDBGraph(graph, host=falkordb_server.host, port=falkordb_server.port).query("MATCH (n) DETACH DELETE n", allow_writes=True)
+    assert (
+        main([*base, str(knows), "--relationship", "KNOWS", "--start", "Person.name=a", "--end", "Person.name=b"]) == 0
+    )
+    assert (
+        "0 :KNOWS row(s) written, 1 skipped" in capsys.readouterr().out
+    )  # no node named Nobody: nothing written, and said
+    FalkorDBGraph(graph, host=falkordb_server.host, port=falkordb_server.port).query(
+        "MATCH (n) DETACH DELETE n", allow_writes=True
+    )
 
 
 def test_resume_refuses_a_thread_of_another_graph_and_an_edit_without_a_query(stub, capsys, data_dir):
     thread = f"cli-{uuid.uuid4().hex[:8]}"
-    assert main(["--data-dir", data_dir, "ask", "Which movies did Tom Hanks act in?", "--flow", "naive", "--json", "--thread", thread]) == 0
+    assert (
+        main(
+            [
+                "--data-dir",
+                data_dir,
+                "ask",
+                "Which movies did Tom Hanks act in?",
+                "--flow",
+                "naive",
+                "--json",
+                "--thread",
+                thread,
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["--data-dir", data_dir, "resume", thread]) == 2  # the Reflexion agent's resume
     assert "belongs to text2cypher_naive" in capsys.readouterr().err
@@ -159,8 +214,14 @@ def test_an_unusable_checkpoint_file_is_a_configuration_error(stub, capsys, monk
 @pytest.mark.parametrize(
     "url, expected",
     [
-        ("falkordb://u:p%40ss@db.internal:6390/social", {"host": "db.internal", "port": 6390, "graph": "social", "password": "p@ss"}),
-        ("neo4j+s://neo:secret@h.example:7687/films", {"uri": "neo4j+s://h.example:7687", "user": "neo", "database": "films"}),
+        (
+            "falkordb://u:p%40ss@db.internal:6390/social",
+            {"host": "db.internal", "port": 6390, "graph": "social", "password": "p@ss"},
+        ),
+        (
+            "neo4j+s://neo:secret@h.example:7687/films",
+            {"uri": "neo4j+s://h.example:7687", "user": "neo", "database": "films"},
+        ),
         ("bolt://h.example", {"uri": "bolt://h.example", "database": None}),
     ],
 )
@@ -171,7 +232,9 @@ def test_database_urls_name_host_port_credentials_and_graph(url, expected):
     assert {k: args[k] for k in expected} == expected
 
 
-@pytest.mark.parametrize("url", ["falkordb://h:notaport", "falkordb://h:99999", "bolt://h?database=x", "http://h", "falkordb://"])
+@pytest.mark.parametrize(
+    "url", ["falkordb://h:notaport", "falkordb://h:99999", "bolt://h?database=x", "http://h", "falkordb://"]
+)
 def test_a_bad_database_url_is_a_configuration_error(url):
     from nodes.run_context import connection_args_from_url
     from schemas.errors import ConfigurationError

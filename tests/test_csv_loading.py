@@ -31,33 +31,73 @@ def test_a_column_keeps_one_type_and_the_first_load_reports_every_row(falkordb_s
     out = capsys.readouterr().out
     assert "3 :Store row(s) written" in out and "storeID: integer, zip: string, size: float" in out
     assert db.query("MATCH (s:Store) RETURN s.storeID, s.zip, s.size ORDER BY s.storeID").rows == [
-        [10, "02134", 12.5], [11, "98101", 8.0], [12, "10001", None]]
-    assert load(falkordb_server, name, str(stores), "--label", "Shop", "--key", "storeID", "--types", "storeID=string") == 0
+        [10, "02134", 12.5],
+        [11, "98101", 8.0],
+        [12, "10001", None],
+    ]
+    assert (
+        load(falkordb_server, name, str(stores), "--label", "Shop", "--key", "storeID", "--types", "storeID=string")
+        == 0
+    )
     assert db.query("MATCH (s:Shop {storeID: '10'}) RETURN s.zip").rows == [["02134"]]
     assert load(falkordb_server, name, str(stores), "--label", "Text", "--all-strings") == 0
     assert db.query("MATCH (s:Text {storeID: '11'}) RETURN s.size").rows == [["8"]]
 
 
-def test_relationship_files_name_their_property_columns_and_missing_endpoints_are_reported(falkordb_server, graph, tmp_path, capsys):
+def test_relationship_files_name_their_property_columns_and_missing_endpoints_are_reported(
+    falkordb_server, graph, tmp_path, capsys
+):
     name, db = graph
     people = tmp_path / "people.csv"
     people.write_text("id,name,city\n1,Ada,London\n2,Alan,Wilmslow\n", encoding="utf-8")
     knows = tmp_path / "knows.csv"
-    knows.write_text("from,to,since,note,city\n1,2,1936,met at work,London\n2,3,1940,,\n9,1,1950,x,y\n", encoding="utf-8")
+    knows.write_text(
+        "from,to,since,note,city\n1,2,1936,met at work,London\n2,3,1940,,\n9,1,1950,x,y\n", encoding="utf-8"
+    )
     assert load(falkordb_server, name, str(people), "--label", "Person", "--key", "id") == 0
     capsys.readouterr()
-    assert load(falkordb_server, name, str(knows), "--relationship", "KNOWS", "--start", "Person.id=from", "--end", "Person.id=to",
-                "--properties", "since") == 0
+    assert (
+        load(
+            falkordb_server,
+            name,
+            str(knows),
+            "--relationship",
+            "KNOWS",
+            "--start",
+            "Person.id=from",
+            "--end",
+            "Person.id=to",
+            "--properties",
+            "since",
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "1 :KNOWS row(s) written, 2 skipped" in out
     assert "row 3: end node :Person not found (id = 3)" in out and "row 4: start node :Person not found (id = 9)" in out
     assert db.query("MATCH ()-[k:KNOWS]->() RETURN properties(k)").rows == [[{"since": 1936}]]
-    assert load(falkordb_server, name, str(knows), "--relationship", "LIKES", "--start", "Person.id=from", "--end", "Person.id=to",
-                "--properties", "") == 0
+    assert (
+        load(
+            falkordb_server,
+            name,
+            str(knows),
+            "--relationship",
+            "LIKES",
+            "--start",
+            "Person.id=from",
+            "--end",
+            "Person.id=to",
+            "--properties",
+            "",
+        )
+        == 0
+    )
     assert db.query("MATCH ()-[k:LIKES]->() RETURN properties(k)").rows == [[{}]]
 
 
-def test_malformed_rows_are_refused_by_row_or_skipped_and_counted_when_lenient(falkordb_server, graph, tmp_path, capsys):
+def test_malformed_rows_are_refused_by_row_or_skipped_and_counted_when_lenient(
+    falkordb_server, graph, tmp_path, capsys
+):
     name, db = graph
     items = tmp_path / "items.csv"
     items.write_text("sku,price\nA1,3.5\nA2\nA3,cheap\nA4,4,extra\nA5,5\n", encoding="utf-8")
@@ -65,14 +105,21 @@ def test_malformed_rows_are_refused_by_row_or_skipped_and_counted_when_lenient(f
     assert "row 3: 1 cells for 2 columns" in capsys.readouterr().err
     assert name not in db.graphs()  # nothing was written
     assert load(falkordb_server, name, str(items), "--label", "Item", "--key", "sku", "--types", "price=float") == 2
-    assert load(falkordb_server, name, str(items), "--label", "Item", "--key", "sku", "--types", "price=float", "--lenient") == 0
+    assert (
+        load(
+            falkordb_server, name, str(items), "--label", "Item", "--key", "sku", "--types", "price=float", "--lenient"
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "2 :Item row(s) written, 3 skipped (malformed row: 2, bad value: 1)" in out
     assert "row 4: bad value ('cheap' is not a float)" in out
     assert db.query("MATCH (i:Item) RETURN i.sku, i.price ORDER BY i.sku").rows == [["A1", 3.5], ["A5", 5.0]]
 
 
-def test_a_second_load_finds_every_node_of_the_first_and_matches_across_file_types(falkordb_server, graph, tmp_path, capsys):
+def test_a_second_load_finds_every_node_of_the_first_and_matches_across_file_types(
+    falkordb_server, graph, tmp_path, capsys
+):
     name, db = graph
     nodes = tmp_path / "nodes.csv"
     nodes.write_text("id,code\n0,X0\n1,X1\n2,X2\n", encoding="utf-8")
@@ -87,7 +134,9 @@ def test_a_second_load_finds_every_node_of_the_first_and_matches_across_file_typ
     assert db.query("MATCH (:T {id: '0'})-[:F]->(b:T) RETURN b.id").rows == [["1"]]
 
 
-def test_a_load_killed_mid_way_leaves_the_graph_and_its_scratch_copy_is_cleared_next_time(falkordb_server, graph, tmp_path):
+def test_a_load_killed_mid_way_leaves_the_graph_and_its_scratch_copy_is_cleared_next_time(
+    falkordb_server, graph, tmp_path
+):
     name, db = graph
     nodes = tmp_path / "nodes.csv"
     nodes.write_text("id\n1\n", encoding="utf-8")

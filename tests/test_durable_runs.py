@@ -34,7 +34,8 @@ def test_agents_checkpoint_to_the_sqlite_file_the_environment_names(movies_db, m
     assert result.thread_id == "t-1" and (tmp_path / "threads.sqlite").exists()
     # another process opening the file sees the finished run: resume returns it without a model call
     other = KGQueryReflexionAgent(
-        conversation_factory=lambda: ScriptedChatModel(), database=movies_db,
+        conversation_factory=lambda: ScriptedChatModel(),
+        database=movies_db,
         checkpointer=ThreadedSqliteSaver(sqlite3.connect(tmp_path / "threads.sqlite", check_same_thread=False)),
     )
     again = other.resume("t-1")
@@ -50,13 +51,21 @@ def test_an_interrupted_run_resumes_from_its_last_step_without_redoing_it(movies
         raise ProcessKilled
 
     first = ScriptedChatModel(replies=[draft(EMPTY_QUERY), dies])
-    agent = KGQueryReflexionAgent(conversation_factory=lambda: first, database=movies_db, checkpointer=ThreadedSqliteSaver(sqlite3.connect(path, check_same_thread=False)))
+    agent = KGQueryReflexionAgent(
+        conversation_factory=lambda: first,
+        database=movies_db,
+        checkpointer=ThreadedSqliteSaver(sqlite3.connect(path, check_same_thread=False)),
+    )
     with pytest.raises(ProcessKilled):
         agent.execute("Tom Hanks movies?", thread_id="crash")
     assert len(first.calls) == 2  # the draft, then the revise call that "died"
     # a new process: new saver on the same file, new model; it continues at the revise step
     second = ScriptedChatModel(replies=[revise(TOM_HANKS_QUERY, 5), revise("unused", 9)])
-    restarted = KGQueryReflexionAgent(conversation_factory=lambda: second, database=movies_db, checkpointer=ThreadedSqliteSaver(sqlite3.connect(path, check_same_thread=False)))
+    restarted = KGQueryReflexionAgent(
+        conversation_factory=lambda: second,
+        database=movies_db,
+        checkpointer=ThreadedSqliteSaver(sqlite3.connect(path, check_same_thread=False)),
+    )
     result = restarted.resume("crash")
     assert ["Cast Away"] in result.tool_result and result.answer == TOM_HANKS_QUERY
     assert [o.action for o in result.outcomes] == [EMPTY_QUERY, TOM_HANKS_QUERY]  # step 1 was not run again
@@ -86,13 +95,19 @@ def test_an_edit_runs_the_reviewers_query_and_the_model_is_told(movies_db):
 
 @pytest.mark.parametrize(
     "decision, reason",
-    [("reject", "rejected by the reviewer"), ({"action": "reject", "reason": "too broad"}, "too broad"),
-     ({"action": "ship it"}, "unrecognised approval"), ({"action": "edit", "query": " "}, "non-empty 'query'")],
+    [
+        ("reject", "rejected by the reviewer"),
+        ({"action": "reject", "reason": "too broad"}, "too broad"),
+        ({"action": "ship it"}, "unrecognised approval"),
+        ({"action": "edit", "query": " "}, "non-empty 'query'"),
+    ],
 )
 def test_a_rejection_or_an_unclear_answer_runs_nothing_and_stops(movies_db, decision, reason):
     before = graph_fingerprint(movies_db)
     # writes allowed: only the reviewer's answer stands between this query and the graph
-    agent, model = make_agent(movies_db, [draft("CREATE (:Person {name: 'Intruder'})")], require_approval=True, allow_writes=True)
+    agent, model = make_agent(
+        movies_db, [draft("CREATE (:Person {name: 'Intruder'})")], require_approval=True, allow_writes=True
+    )
     paused = agent.execute("Add a person")
     done = agent.resume(paused.thread_id, decision)
     assert done.stop_reason == "rejected" and reason in done.error and done.tool_result is None
@@ -127,7 +142,10 @@ def test_the_run_context_sets_row_cap_score_threshold_and_step_limit_for_one_run
 def test_the_run_context_names_the_model_one_client_per_name(movies_db, monkeypatch):
     def reply(request):
         if "GenerateQuery" in str(request.get("tools")):
-            return {"tool": "GenerateQuery", "args": {"answer": TOM_HANKS_QUERY, "reflection": "", "search_queries": []}}
+            return {
+                "tool": "GenerateQuery",
+                "args": {"answer": TOM_HANKS_QUERY, "reflection": "", "search_queries": []},
+            }
         return {"tool": "ReviseQuery", "args": {"answer": "", "reflection": "", "revised_query": "x", "score": 9}}
 
     with OpenAIStub(reply) as stub:
@@ -154,10 +172,18 @@ def test_the_run_context_names_another_graph_on_the_database(movies_db, falkordb
 
 
 def test_a_flow_pauses_for_approval_and_resumes_with_an_edit(movies_db):
-    model = flow_model(GuardrailDecision=[OK], CypherQuery=[{"cypher": "MATCH (n) RETURN n LIMIT 1"}], Summary=[{"answer": "The Wachowskis."}])
-    flow = Text2CypherFlow("retry", conversation_factory=lambda: model, database=movies_db, fewshots=False, require_approval=True)
+    model = flow_model(
+        GuardrailDecision=[OK],
+        CypherQuery=[{"cypher": "MATCH (n) RETURN n LIMIT 1"}],
+        Summary=[{"answer": "The Wachowskis."}],
+    )
+    flow = Text2CypherFlow(
+        "retry", conversation_factory=lambda: model, database=movies_db, fewshots=False, require_approval=True
+    )
     paused = flow.ask("Who directed The Matrix?")
-    assert paused.stop_reason == "awaiting_approval" and paused.pending_approval["query"] == "MATCH (n) RETURN n LIMIT 1"
+    assert (
+        paused.stop_reason == "awaiting_approval" and paused.pending_approval["query"] == "MATCH (n) RETURN n LIMIT 1"
+    )
     done = flow.resume(paused.thread_id, {"action": "edit", "query": MATRIX})
     assert (done.stop_reason, done.cypher, done.answer) == ("answered", MATRIX, "The Wachowskis.")
     assert ["Lana Wachowski"] in done.rows
@@ -173,7 +199,9 @@ def test_a_flow_rejection_stops_without_running_the_query(movies_db):
 
 def test_the_planner_refuses_approval_rather_than_running_queries_unapproved(movies_db):
     model = flow_model(GuardrailDecision=[OK])
-    flow = Text2CypherFlow("planner", conversation_factory=lambda: model, database=movies_db, fewshots=False, require_approval=True)
+    flow = Text2CypherFlow(
+        "planner", conversation_factory=lambda: model, database=movies_db, fewshots=False, require_approval=True
+    )
     result = flow.ask("Who directed The Matrix?")
     assert result.stop_reason == "invalid_input" and "cannot pause" in result.error and result.attempts == []
 
@@ -209,7 +237,10 @@ def test_a_run_resumed_after_a_crash_keeps_its_context(movies_db, tmp_path):
     second = ScriptedChatModel(replies=[revise(TOM_HANKS_QUERY, 2), revise("unused", 9)])
     restarted = KGQueryReflexionAgent(conversation_factory=lambda: second, database=movies_db, checkpointer=saver())
     again = restarted.resume("ctx")  # no context: the approval and the row cap of the first run still hold
-    assert paused.stop_reason == again.stop_reason == "awaiting_approval" and again.pending_approval["query"] == TOM_HANKS_QUERY
+    assert (
+        paused.stop_reason == again.stop_reason == "awaiting_approval"
+        and again.pending_approval["query"] == TOM_HANKS_QUERY
+    )
     done = restarted.resume("ctx", "approve")
     assert len(done.tool_result) == 2 and done.truncated
 
@@ -221,14 +252,25 @@ def test_a_run_context_can_add_approval_and_lower_limits_but_never_remove_or_rai
     done = agent.resume(paused.thread_id, "approve", context={"row_cap": 1000})
     assert len(done.tool_result) == 2 and done.truncated
     model = flow_model(GuardrailDecision=[OK], CypherQuery=[{"cypher": TOM_HANKS_QUERY}], Summary=[{"answer": "12"}])
-    flow = Text2CypherFlow("naive", conversation_factory=lambda: model, database=movies_db, fewshots=False, require_approval=True, row_cap=3)
+    flow = Text2CypherFlow(
+        "naive",
+        conversation_factory=lambda: model,
+        database=movies_db,
+        fewshots=False,
+        require_approval=True,
+        row_cap=3,
+    )
     paused = flow.ask("Tom Hanks movies?", context={"require_approval": False, "row_cap": 500})
     assert paused.stop_reason == "awaiting_approval"
     assert len(flow.resume(paused.thread_id, "approve").rows) == 3
 
 
 def test_a_flow_resumed_without_context_asks_again_before_its_correction_runs(movies_db):
-    model = flow_model(GuardrailDecision=[OK], CypherQuery=[{"cypher": "MATCH (m:Movie) RETURN m.nope("}, {"cypher": MATRIX}], Summary=[{"answer": "x"}])
+    model = flow_model(
+        GuardrailDecision=[OK],
+        CypherQuery=[{"cypher": "MATCH (m:Movie) RETURN m.nope("}, {"cypher": MATRIX}],
+        Summary=[{"answer": "x"}],
+    )
     flow = Text2CypherFlow("retry", conversation_factory=lambda: model, database=movies_db, fewshots=False)
     paused = flow.ask("Who directed The Matrix?", context={"require_approval": True})
     second = flow.resume(paused.thread_id, "approve")  # the broken query runs and fails; the correction must wait

@@ -17,13 +17,15 @@ def test_split_statements_respects_strings_and_comments():
 
 
 def test_neo4j_schema_statements_are_translated_or_skipped():
-    assert translate_schema_statement("CREATE CONSTRAINT IF NOT EXISTS FOR (p:Person) REQUIRE (p.name) IS UNIQUE")[0] == (
-        "CREATE INDEX FOR (p:Person) ON (p.name)"
-    )
+    assert translate_schema_statement("CREATE CONSTRAINT IF NOT EXISTS FOR (p:Person) REQUIRE (p.name) IS UNIQUE")[
+        0
+    ] == ("CREATE INDEX FOR (p:Person) ON (p.name)")
     assert translate_schema_statement("CREATE INDEX IF NOT EXISTS FOR (m:Movie) ON (m.released)")[0] == (
         "CREATE INDEX FOR (m:Movie) ON (m.released)"
     )
-    translated, why = translate_schema_statement("CREATE FULLTEXT INDEX t IF NOT EXISTS FOR (n:Movie) ON EACH [n.title]")
+    translated, why = translate_schema_statement(
+        "CREATE FULLTEXT INDEX t IF NOT EXISTS FOR (n:Movie) ON EACH [n.title]"
+    )
     assert translated is None and why
 
 

@@ -35,7 +35,11 @@ sys.stdin.readline()
 def _user(directory: Path) -> tuple[subprocess.Popen, int, bool]:
     process = subprocess.Popen(
         [sys.executable, "-c", USER, str(directory)],
-        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert process.stdout is not None
     port, owned = process.stdout.readline().split()

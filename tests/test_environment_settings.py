@@ -18,7 +18,15 @@ from tests.test_seed_usage import kg_model
 
 @pytest.fixture
 def clean_env(monkeypatch):
-    for name in ("REFLEXION_DATABASE_URL", "REFLEXION_GRAPH", "NEO4J_URI", "NEO4J_USERNAME", "NEO4J_PASSWORD", "NEO4J_DATABASE", "REFLEXION_MODEL"):
+    for name in (
+        "REFLEXION_DATABASE_URL",
+        "REFLEXION_GRAPH",
+        "NEO4J_URI",
+        "NEO4J_USERNAME",
+        "NEO4J_PASSWORD",
+        "NEO4J_DATABASE",
+        "REFLEXION_MODEL",
+    ):
         monkeypatch.delenv(name, raising=False)
     return monkeypatch
 
@@ -30,7 +38,11 @@ def test_neo4j_variables_name_the_database_as_langchain_neo4j_reads_them(clean_e
     clean_env.setenv("NEO4J_PASSWORD", "pw")
     clean_env.setenv("NEO4J_DATABASE", "films")
     assert default_connection_args() == {
-        "backend": "neo4j", "uri": "neo4j+s://db.example.com", "user": "reader", "password": "pw", "database": "films",
+        "backend": "neo4j",
+        "uri": "neo4j+s://db.example.com",
+        "user": "reader",
+        "password": "pw",
+        "database": "films",
     }
     clean_env.setenv("REFLEXION_GRAPH", "other")  # the project's own setting wins over NEO4J_DATABASE
     assert default_connection_args()["database"] == "other"
@@ -48,7 +60,12 @@ def test_models_are_named_as_init_chat_model_names_them(clean_env):
     clean_env.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     model = chat_model_from_env("openai:served-model")
     assert isinstance(model, ChatOpenAI) and model.model_name == "served-model"
-    for bare in ("local-model", "mistral", "deepseek-r1", "claude-3-haiku"):  # a bare name: the server OPENAI_BASE_URL names
+    for bare in (
+        "local-model",
+        "mistral",
+        "deepseek-r1",
+        "claude-3-haiku",
+    ):  # a bare name: the server OPENAI_BASE_URL names
         assert chat_model_from_env(bare).model_name == bare
     clean_env.setenv("REFLEXION_MODEL", "openai:")
     with pytest.raises(ConfigurationError, match="names no model"):
@@ -57,7 +74,9 @@ def test_models_are_named_as_init_chat_model_names_them(clean_env):
         chat_model_from_env("no_such_provider:x")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("langchain_anthropic") is not None, reason="the anthropic extra is installed")
+@pytest.mark.skipif(
+    importlib.util.find_spec("langchain_anthropic") is not None, reason="the anthropic extra is installed"
+)
 @pytest.mark.parametrize("name", ["anthropic:claude-sonnet-4-5", "claude-sonnet-4-5"])
 def test_a_provider_whose_package_is_missing_names_the_package(clean_env, name):
     clean_env.delenv("OPENAI_BASE_URL", raising=False)

@@ -20,21 +20,42 @@ async def test_a_dataset_written_for_another_graph_is_refused_unless_forced(movi
         await evaluate(agent="reflexion", model="oracle", items=movies_items, db=shop_db)
     with pytest.raises(ConfigurationError, match=r"does not fit the graph 'movies'.*Product"):
         await evaluate(agent="naive", model="oracle", items=load_dataset(SHOP_QUESTIONS_CSV), db=movies_db)
-    forced = await evaluate(agent="reflexion", model="oracle", items=load_dataset(SHOP_QUESTIONS_CSV), db=movies_db, force=True)
+    forced = await evaluate(
+        agent="reflexion", model="oracle", items=load_dataset(SHOP_QUESTIONS_CSV), db=movies_db, force=True
+    )
     assert forced.overall.scored == 20  # scored as asked: mostly empty gold results, and empty answers
 
 
 def test_the_cli_refuses_with_exit_2_and_the_reason(shop_db, falkordb_server, tmp_path, capsys):
     out = tmp_path / "results"
-    code = main(["--data-dir", str(falkordb_server.data_dir), "eval", "--model", "oracle", "--graph", "shop", "--limit", "30", "--out", str(out)])
+    code = main(
+        [
+            "--data-dir",
+            str(falkordb_server.data_dir),
+            "eval",
+            "--model",
+            "oracle",
+            "--graph",
+            "shop",
+            "--limit",
+            "30",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 2 and "does not fit the graph 'shop'" in capsys.readouterr().err
 
 
 def test_exclusion_reasons_name_the_real_construct():
-    collected = "MATCH (m:Movie)<-[:ACTED_IN]-(p) WITH m, collect(p.born) AS xs WHERE ALL(x IN xs WHERE x > 1950) RETURN m"
+    collected = (
+        "MATCH (m:Movie)<-[:ACTED_IN]-(p) WITH m, collect(p.born) AS xs WHERE ALL(x IN xs WHERE x > 1950) RETURN m"
+    )
     assert reason_for(collected, CypherSyntaxError("Unable to resolve filtered alias 'xs'")) != PATTERN_AS_VALUE
     sized = "MATCH (m:Movie) WHERE size((m)<-[:REVIEWED]-()) > 1 RETURN m"
-    assert reason_for(sized, CypherSyntaxError("Unable to resolve filtered alias '(m)<-[:REVIEWED]-()'")) == PATTERN_AS_VALUE
+    assert (
+        reason_for(sized, CypherSyntaxError("Unable to resolve filtered alias '(m)<-[:REVIEWED]-()'"))
+        == PATTERN_AS_VALUE
+    )
     grouped = "MATCH (m:Movie) RETURN m.released, count(*) GROUP BY m.released"
     assert reason_for(grouped, CypherSyntaxError("Invalid input 'G'")).startswith("SQL-style")
     assert "Unable" not in reason_for("RETURN 1", QueryError("Unable to locate a value with alias x within the record"))

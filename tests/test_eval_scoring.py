@@ -18,7 +18,9 @@ def match(gold_cypher, gold_columns, gold_rows, columns, rows):
 def test_rows_compare_as_multisets_when_the_gold_does_not_sort():
     gold = [["A", 1999], ["B", 2003], ["B", 2003]]
     assert match(UNORDERED, ["title", "year"], gold, ["t", "y"], [["B", 2003], ["A", 1999], ["B", 2003]])
-    assert not match(UNORDERED, ["title", "year"], gold, ["t", "y"], [["B", 2003], ["A", 1999], ["A", 1999]])  # multiplicity
+    assert not match(
+        UNORDERED, ["title", "year"], gold, ["t", "y"], [["B", 2003], ["A", 1999], ["A", 1999]]
+    )  # multiplicity
     assert not match(UNORDERED, ["title", "year"], gold, ["t", "y"], [["B", 2003], ["A", 1999]])
 
 
@@ -67,13 +69,20 @@ def test_ties_cut_by_limit_may_keep_any_of_the_tied_rows():
     assert not match(TOP, ["name", "n"], gold, ["actor", "movies"], [["Tom", 12], ["Hugo", 7], ["Keanu", 5]])
     assert not match(TOP, ["name", "n"], gold, ["actor", "movies"], [["Tom", 12], ["Keanu", 7], ["Carrie", 4]])
     # without LIMIT a tie group must hold the same rows
-    assert not match(TOP.replace(" LIMIT 3", ""), ["name", "n"], gold, ["a", "b"], [["Tom", 12], ["Keanu", 7], ["Carrie", 5]])
+    assert not match(
+        TOP.replace(" LIMIT 3", ""), ["name", "n"], gold, ["a", "b"], [["Tom", 12], ["Keanu", 7], ["Carrie", 5]]
+    )
 
 
 @pytest.mark.parametrize(
     "cypher, columns, keys",
-    [(UNORDERED, ["title", "year"], None), (ORDERED, ["title", "year"], [1]), (TOP, ["name", "n"], [1]),
-     ("MATCH (m) RETURN m.title ORDER BY m.title", ["m.title"], [0]), ("MATCH (m) RETURN m.title AS t ORDER BY m.released", ["t"], [])],
+    [
+        (UNORDERED, ["title", "year"], None),
+        (ORDERED, ["title", "year"], [1]),
+        (TOP, ["name", "n"], [1]),
+        ("MATCH (m) RETURN m.title ORDER BY m.title", ["m.title"], [0]),
+        ("MATCH (m) RETURN m.title AS t ORDER BY m.released", ["t"], []),
+    ],
 )
 def test_sort_columns_are_read_from_the_final_order_by(cypher, columns, keys):
     assert sort_columns(cypher, columns) == keys

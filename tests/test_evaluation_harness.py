@@ -23,7 +23,9 @@ async def test_the_oracle_scores_every_runnable_gold_query_and_excluded_ones_are
 
 async def test_the_corrupting_model_drives_the_loop_and_writes_never_land(movies_db):
     before = graph_fingerprint(movies_db)
-    report = await evaluate(agent="reflexion", model="corrupt", items=sample(40), db=movies_db, faults=["write_clause", "syntax_error"])
+    report = await evaluate(
+        agent="reflexion", model="corrupt", items=sample(40), db=movies_db, faults=["write_clause", "syntax_error"]
+    )
     by_fault = {g.name: g for g in report.by_fault}
     assert by_fault["write_clause"].correct == by_fault["write_clause"].scored > 10
     assert by_fault["syntax_error"].mean_steps == 2 and by_fault["syntax_error"].mean_llm_calls == 3

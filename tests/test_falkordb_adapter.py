@@ -98,7 +98,10 @@ def test_schema_lists_labels_patterns_properties_and_examples(movies_db):
     assert released.types == ["INTEGER"] and len(released.examples) == 3
     patterns = {r.type: r.patterns for r in schema.relationships}
     assert patterns["ACTED_IN"] == [("Person", "Movie")] and patterns["FOLLOWS"] == [("Person", "Person")]
-    assert [p.name for p in next(r for r in schema.relationships if r.type == "REVIEWED").properties] == ["rating", "summary"]
+    assert [p.name for p in next(r for r in schema.relationships if r.type == "REVIEWED").properties] == [
+        "rating",
+        "summary",
+    ]
 
 
 def test_a_graph_that_does_not_exist_is_a_clear_error(falkordb_server, movies_db):
@@ -140,7 +143,9 @@ def test_a_relationship_type_too_slow_to_sample_is_kept_without_its_endpoints(mo
         db.clear()
 
 
-@pytest.mark.parametrize("kind", ["CALL in one backtick name", "CALL with backticks per part", "CALL with spaces around dots"])
+@pytest.mark.parametrize(
+    "kind", ["CALL in one backtick name", "CALL with backticks per part", "CALL with spaces around dots"]
+)
 def test_validation_alone_refuses_every_spelling_of_a_write_procedure(movies_db, kind):
     with pytest.raises(WriteQueryRefusedError, match="would change the graph"):
         movies_db.validate(WRITES[kind])
@@ -148,8 +153,13 @@ def test_validation_alone_refuses_every_spelling_of_a_write_procedure(movies_db,
 
 @pytest.mark.parametrize(
     "query",
-    ["MATCH (n:Person) RETURN n.name\x00 DETACH DELETE n", "MATCH (n)\x1b RETURN n", "EXPLAIN MATCH (n) RETURN n",
-     "profile MATCH (n) RETURN n", "  // plan\nPROFILE MATCH (n) RETURN n"],
+    [
+        "MATCH (n:Person) RETURN n.name\x00 DETACH DELETE n",
+        "MATCH (n)\x1b RETURN n",
+        "EXPLAIN MATCH (n) RETURN n",
+        "profile MATCH (n) RETURN n",
+        "  // plan\nPROFILE MATCH (n) RETURN n",
+    ],
 )
 def test_control_characters_and_plan_prefixes_are_refused_before_the_server_sees_them(movies_db, query):
     before = graph_fingerprint(movies_db)

@@ -98,16 +98,16 @@ def bolt_stand_in() -> Callable[[bytes], bytes | None]:
         while True:  # every complete message: chunks up to a zero-size one
             buffer, at, message = state["buffer"], 0, b""
             while len(buffer) >= at + 2:
-                size = int.from_bytes(buffer[at:at + 2], "big")
+                size = int.from_bytes(buffer[at : at + 2], "big")
                 if size == 0:
                     break
-                message += buffer[at + 2:at + 2 + size]
+                message += buffer[at + 2 : at + 2 + size]
                 at += 2 + size
             else:
                 return out or None
             if len(buffer) < at + 2 or len(message) < 2:
                 return out or None
-            state["buffer"] = buffer[at + 2:]
+            state["buffer"] = buffer[at + 2 :]
             out += handle(message)
 
     return respond
@@ -127,7 +127,7 @@ def test_a_neo4j_query_the_server_never_answers_returns_at_its_deadline(hang):
         def hung_query() -> None:
             try:
                 db.query(f"RETURN '{hang}' AS n", timeout=1.0)
-            except BaseException as e:  # noqa: BLE001 - handed to the test thread
+            except BaseException as e:
                 outcome.append(e)
 
         # in a thread: a driver that moved the internals the watchdog uses fails this test, not hangs it
@@ -145,7 +145,8 @@ def test_a_neo4j_query_the_server_never_answers_returns_at_its_deadline(hang):
 
 
 @pytest.mark.parametrize(
-    "reply", [None, HTTP, REDIS_ERROR, BOLT_1, NO_BOLT_VERSION],
+    "reply",
+    [None, HTTP, REDIS_ERROR, BOLT_1, NO_BOLT_VERSION],
     ids=["silent", "http", "redis", "bolt-1", "no-bolt-version"],
 )
 def test_a_neo4j_peer_that_is_not_neo4j_is_unavailable_within_the_connect_timeout(reply):
@@ -179,7 +180,9 @@ FALKORDB_PEERS = {"http": HTTP, "non-falkordb-resp": b"+OK\r\n"}
 def kg_agent(database: Any = None, connection_args: dict[str, Any] | None = None) -> tuple[Any, Any]:
     model = ScriptedChatModel()  # any call fails the test: the run must end before the model is asked
     agent = KGQueryReflexionAgent(
-        conversation_factory=lambda: model, connection_args=connection_args, database=database,
+        conversation_factory=lambda: model,
+        connection_args=connection_args,
+        database=database,
         checkpointer=None,
     )
     return agent, model
@@ -253,7 +256,8 @@ def plain_redis(tmp_path: Any) -> Iterator[int]:
         port = probe.getsockname()[1]
     server = subprocess.Popen(
         [get_redis_server(), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", str(tmp_path)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 10

@@ -30,7 +30,8 @@ def test_score_above_threshold_stops_even_on_an_empty_result(movies_db):
 
 def test_score_threshold_is_configurable(movies_db):
     agent, _ = make_agent(
-        movies_db, [draft(EMPTY_QUERY), revise(EMPTY_QUERY + " LIMIT 5", score=8), revise("x", score=9.5)],
+        movies_db,
+        [draft(EMPTY_QUERY), revise(EMPTY_QUERY + " LIMIT 5", score=8), revise("x", score=9.5)],
         score_threshold=9,
     )
     result = agent.execute("q")
@@ -66,7 +67,9 @@ def test_database_error_text_reaches_the_revise_prompt(movies_db):
 
 
 def test_a_repeated_query_is_not_run_again_and_the_model_is_told(movies_db):
-    agent, model = make_agent(movies_db, [draft(EMPTY_QUERY), revise(EMPTY_QUERY + ";", 1), revise(TOM_HANKS_QUERY, 1), revise("u", 1)])
+    agent, model = make_agent(
+        movies_db, [draft(EMPTY_QUERY), revise(EMPTY_QUERY + ";", 1), revise(TOM_HANKS_QUERY, 1), revise("u", 1)]
+    )
     result = agent.execute("q")
     assert [o.executed for o in result.outcomes] == [True, False, True]
     told = [m for m in model.calls[2] if isinstance(m, ToolMessage)][-1].content
@@ -90,7 +93,9 @@ def test_step_limit_ends_normally_with_the_best_result(movies_db, max_steps):
 
     model = ScriptedChatModel(replies=[draft(EMPTY_QUERY)], default=revision)
     # no checkpoints: every saved step stores the whole memory, about 1.3 GB over a 1000-step run
-    agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, max_steps=max_steps, checkpointer=None)
+    agent = KGQueryReflexionAgent(
+        conversation_factory=lambda: model, database=movies_db, max_steps=max_steps, checkpointer=None
+    )
     result = agent.execute("q")
     assert result.stop_reason == "max_steps"
     assert result.steps == max_steps and len(result.outcomes) == max_steps
@@ -99,7 +104,9 @@ def test_step_limit_ends_normally_with_the_best_result(movies_db, max_steps):
 
 
 def test_the_step_limit_is_checked_before_the_other_rules(movies_db):
-    agent, _ = make_agent(movies_db, [draft("MATCH (m:Movie) RETURN m.title AS t"), revise(EMPTY_QUERY, 9)], max_steps=1)
+    agent, _ = make_agent(
+        movies_db, [draft("MATCH (m:Movie) RETURN m.title AS t"), revise(EMPTY_QUERY, 9)], max_steps=1
+    )
     result = agent.execute("q")
     assert result.stop_reason == "max_steps" and result.answer == "MATCH (m:Movie) RETURN m.title AS t"
 
@@ -115,7 +122,9 @@ def test_write_queries_from_the_model_never_change_the_graph(movies_db):
 
     before = graph_fingerprint(movies_db)
     writes = ["MATCH (n) DETACH DELETE n", "CREATE (:Hacker {name: 'x'})", "MATCH (p:Person) SET p.name = 'x'"]
-    agent, model = make_agent(movies_db, [draft(writes[0]), revise(writes[1], 1), revise(writes[2], 1), revise("u", 1)], max_steps=3)
+    agent, model = make_agent(
+        movies_db, [draft(writes[0]), revise(writes[1], 1), revise(writes[2], 1), revise("u", 1)], max_steps=3
+    )
     result = agent.execute("Delete everything")
     assert graph_fingerprint(movies_db) == before
     assert [o.error_type for o in result.outcomes] == ["WriteQueryRefusedError"] * 3
@@ -132,7 +141,9 @@ def test_runaway_query_is_stopped_by_its_timeout(movies_db):
 
 
 def test_row_cap_is_reported_to_the_model_and_the_result(movies_db):
-    agent, model = make_agent(movies_db, [draft("MATCH (p:Person) RETURN p.name AS name"), revise("u", 9)], row_cap=10, rows_in_message=3)
+    agent, model = make_agent(
+        movies_db, [draft("MATCH (p:Person) RETURN p.name AS name"), revise("u", 9)], row_cap=10, rows_in_message=3
+    )
     result = agent.execute("q")
     assert len(result.tool_result) == 10 and result.truncated
     assert "cut at the row cap" in result.outcomes[0].content and "Showing the first 3" in result.outcomes[0].content
@@ -179,6 +190,8 @@ def test_without_trusting_non_empty_results_a_low_score_runs_the_revision(movies
 
 
 def test_without_trusting_non_empty_results_an_unscored_one_still_stops(movies_db):
-    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise("MATCH (n) RETURN n", score="n/a")], trust_non_empty_result=False)
+    agent, _ = make_agent(
+        movies_db, [draft(TOM_HANKS_QUERY), revise("MATCH (n) RETURN n", score="n/a")], trust_non_empty_result=False
+    )
     result = agent.execute("Which movies did Tom Hanks act in?")
     assert result.stop_reason == "non_empty_result" and result.answer == TOM_HANKS_QUERY and result.score is None

@@ -17,18 +17,28 @@ def run(movies_db, replies, **kwargs):
 
 
 def test_a_draft_without_tool_call_is_retried(movies_db):
-    result, _ = run(movies_db, [AIMessage(content="Sure! Tom Hanks was in many films."), draft(TOM_HANKS_QUERY), revise("u", 1)])
+    result, _ = run(
+        movies_db, [AIMessage(content="Sure! Tom Hanks was in many films."), draft(TOM_HANKS_QUERY), revise("u", 1)]
+    )
     assert result.stop_reason == "non_empty_result" and result.usage.llm_calls == 3
 
 
 def test_bad_json_arguments_are_retried(movies_db):
-    broken = AIMessage(content="", invalid_tool_calls=[{"name": "GenerateQuery", "args": "{'answer':", "id": "c", "error": "bad", "type": "invalid_tool_call"}])
+    broken = AIMessage(
+        content="",
+        invalid_tool_calls=[
+            {"name": "GenerateQuery", "args": "{'answer':", "id": "c", "error": "bad", "type": "invalid_tool_call"}
+        ],
+    )
     result, _ = run(movies_db, [broken, draft(TOM_HANKS_QUERY), revise("u", 1)])
     assert result.stop_reason == "non_empty_result"
 
 
 def test_missing_fields_in_the_revision_are_retried(movies_db):
-    result, _ = run(movies_db, [draft(EMPTY_QUERY), tool_reply("ReviseQuery", {"score": 3}), revise(TOM_HANKS_QUERY, 2), revise("u", 1)])
+    result, _ = run(
+        movies_db,
+        [draft(EMPTY_QUERY), tool_reply("ReviseQuery", {"score": 3}), revise(TOM_HANKS_QUERY, 2), revise("u", 1)],
+    )
     assert result.stop_reason == "non_empty_result" and result.steps == 2
 
 
@@ -65,7 +75,7 @@ def test_a_factory_returning_something_else_is_a_clear_error(movies_db):
     agent = KGQueryReflexionAgent(conversation_factory=lambda: "gpt-4", database=movies_db)
     try:
         agent.execute("q")
-    except Exception as e:  # noqa: BLE001 - the type and message are the assertion
+    except Exception as e:
         assert type(e).__name__ == "ConfigurationError" and "chat model" in str(e)
     else:
         raise AssertionError("expected a ConfigurationError")
@@ -105,6 +115,8 @@ class NoCatalogueRights:
 @pytest.mark.parametrize("kg_prompt", [None, "The graph has (:Person)-[:ACTED_IN]->(:Movie)."])
 def test_a_schema_that_cannot_be_read_does_not_stop_the_run(movies_db, kg_prompt):
     model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, 9)])
-    agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=NoCatalogueRights(movies_db), checkpointer=None)
+    agent = KGQueryReflexionAgent(
+        conversation_factory=lambda: model, database=NoCatalogueRights(movies_db), checkpointer=None
+    )
     result = agent.execute("Which movies did Tom Hanks act in?", kg_prompt)
     assert result.stop_reason == "score_threshold" and len(result.tool_result) == 12

@@ -33,7 +33,10 @@ def model_reply(request: dict[str, Any]) -> dict[str, Any]:
         query = OTHER_QUERY if "Matrix" in asked else TOM_HANKS_QUERY
         return {"tool": "GenerateQuery", "args": {"answer": query, "reflection": "draft", "search_queries": []}}
     if "ReviseQuery" in tools:
-        return {"tool": "ReviseQuery", "args": {"answer": "", "reflection": "fine", "revised_query": TOM_HANKS_QUERY, "score": 9}}
+        return {
+            "tool": "ReviseQuery",
+            "args": {"answer": "", "reflection": "fine", "revised_query": TOM_HANKS_QUERY, "score": 9},
+        }
     if last["role"] == "user":
         return {"tool": "multiply", "args": {"a": 6, "b": 7}}
     return {"tool": "finish", "args": {"answer": last["content"]}}
@@ -60,7 +63,11 @@ def server(falkordb_server, movies_db, tmp_path_factory) -> Iterator[tuple[str, 
         log = (tmp_path_factory.mktemp("server-log") / "server.log").open("w")
         process = subprocess.Popen(
             [sys.executable, "-m", "graphs.cli", "serve", "--port", str(port)],
-            cwd=tmp_path_factory.mktemp("server-cwd"), env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=tmp_path_factory.mktemp("server-cwd"),
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         url = f"http://127.0.0.1:{port}"
         try:
@@ -91,13 +98,21 @@ def test_every_registered_graph_is_served_with_input_output_and_context_schemas(
     client = get_sync_client(url=url)
     graphs = {a["graph_id"] for a in client.assistants.search(limit=50)}
     assert graphs == {
-        "kg_reflexion", "react_wikipedia", "react_tools", "structured_output",
-        "text2cypher_naive", "text2cypher_retry", "text2cypher_retry_evaluate", "text2cypher_planner",
+        "kg_reflexion",
+        "react_wikipedia",
+        "react_tools",
+        "structured_output",
+        "text2cypher_naive",
+        "text2cypher_retry",
+        "text2cypher_retry_evaluate",
+        "text2cypher_planner",
     }
     kg = client.assistants.get_schemas(assistant(client, "kg_reflexion"))
     assert set(kg["input_schema"]["properties"]) == {"messages", "question", "prompt"}
     assert {"stop_reason", "outcomes", "usage"} <= set(kg["output_schema"]["properties"])
-    assert {"model", "database_url", "graph", "max_steps", "require_approval"} <= set(kg["context_schema"]["properties"])
+    assert {"model", "database_url", "graph", "max_steps", "require_approval"} <= set(
+        kg["context_schema"]["properties"]
+    )
     flow = client.assistants.get_schemas(assistant(client, "text2cypher_retry_evaluate"))
     assert list(flow["input_schema"]["properties"]) == ["question"]
     assert {"answer", "stop_reason", "attempts"} <= set(flow["output_schema"]["properties"])
@@ -112,7 +127,9 @@ def test_the_kg_agent_runs_streams_keeps_state_and_continues_a_thread(server, mo
     nodes = [
         node
         for part in client.runs.stream(
-            thread, kg, input={"messages": [{"role": "user", "content": "Which movies did Tom Hanks act in?"}]},
+            thread,
+            kg,
+            input={"messages": [{"role": "user", "content": "Which movies did Tom Hanks act in?"}]},
             stream_mode="updates",
         )
         if part.event == "updates"
@@ -138,22 +155,35 @@ def test_a_run_context_limits_the_run_and_approval_pauses_before_the_query(serve
     before = graph_fingerprint(movies_db)
     thread = client.threads.create()["thread_id"]
     client.runs.wait(
-        thread, kg, input={"messages": [{"role": "user", "content": "Tom Hanks movies?"}]}, context={"require_approval": True}
+        thread,
+        kg,
+        input={"messages": [{"role": "user", "content": "Tom Hanks movies?"}]},
+        context={"require_approval": True},
     )
     paused = client.threads.get_state(thread)
     assert paused["next"] == ["execute_tool"]
     request = paused["tasks"][0]["interrupts"][0]["value"]
     assert request["kind"] == "approve_query" and request["query"] == TOM_HANKS_QUERY
     # the reviewer writes another query; it runs (read-only) and the run completes
-    client.runs.wait(thread, kg, command={"resume": {"action": "edit", "query": OTHER_QUERY}})  # the run keeps its context
+    client.runs.wait(
+        thread, kg, command={"resume": {"action": "edit", "query": OTHER_QUERY}}
+    )  # the run keeps its context
     state = client.threads.get_state(thread)["values"]
     assert state["outcomes"][0]["action"] == OTHER_QUERY and ["Lana Wachowski"] in state["outcomes"][0]["rows"]
     # a write the reviewer "approves" is still refused: approval never turns writes on
     thread = client.threads.create()["thread_id"]
     client.runs.wait(
-        thread, kg, input={"messages": [{"role": "user", "content": "Tom Hanks movies?"}]}, context={"require_approval": True}
+        thread,
+        kg,
+        input={"messages": [{"role": "user", "content": "Tom Hanks movies?"}]},
+        context={"require_approval": True},
     )
-    client.runs.wait(thread, kg, command={"resume": {"action": "edit", "query": "CREATE (:Person {name: 'X'})"}}, context={"require_approval": True})
+    client.runs.wait(
+        thread,
+        kg,
+        command={"resume": {"action": "edit", "query": "CREATE (:Person {name: 'X'})"}},
+        context={"require_approval": True},
+    )
     outcome = client.threads.get_state(thread)["values"]["outcomes"][0]
     assert outcome["error"] and not outcome["rows"], outcome
     assert graph_fingerprint(movies_db) == before
@@ -168,7 +198,12 @@ def test_the_react_agent_answers_through_the_server_with_a_per_run_step_limit(se
     assert output["stop_reason"] == "finished" and output["outcomes"][-1]["content"] == "42"
     assert set(output) <= {"messages", "question", "stop_reason", "steps", "outcomes", "last_score", "usage", "error"}
     # a run limited to one model turn by its context stops there, with the best answer so far
-    client.runs.wait(thread, react, input={"messages": [{"role": "user", "content": "And 6 times 7 again?"}]}, context={"max_steps": 1})
+    client.runs.wait(
+        thread,
+        react,
+        input={"messages": [{"role": "user", "content": "And 6 times 7 again?"}]},
+        context={"max_steps": 1},
+    )
     state = client.threads.get_state(thread)["values"]
     assert state["stop_reason"] == "max_steps" and state["steps"] == 1
 
@@ -180,8 +215,11 @@ def test_a_model_whose_provider_package_is_missing_reaches_the_client_by_name(se
     asked = len(stub.requests)
     with pytest.raises(Exception) as failed:
         client.runs.wait(
-            thread, "kg_reflexion", input={"messages": [{"role": "user", "content": "Tom Hanks movies?"}]},
-            context={"model": "anthropic:claude-sonnet-4-5"}, raise_error=True,
+            thread,
+            "kg_reflexion",
+            input={"messages": [{"role": "user", "content": "Tom Hanks movies?"}]},
+            context={"model": "anthropic:claude-sonnet-4-5"},
+            raise_error=True,
         )
     assert "langchain-anthropic" in str(failed.value) and "An internal error occurred" not in str(failed.value)
     assert len(stub.requests) == asked  # no model was called

@@ -27,12 +27,26 @@ def test_without_headers_rows_are_lists_and_the_field_terminator_is_honoured():
 @pytest.mark.parametrize(
     ("statement", "batch", "cypher"),
     [
-        ("LOAD CSV WITH HEADERS FROM 'file:///a.csv' AS row MERGE (n:A {id: row.id})", 1000, "UNWIND $rows AS row MERGE (n:A {id: row.id})"),
-        ("USING PERIODIC COMMIT 500\nLOAD CSV WITH HEADERS FROM 'https://x.org/a.csv' AS line CREATE (:A {v: toInteger(line.v)})", 500,
-         "UNWIND $rows AS line CREATE (:A {v: toInteger(line.v)})"),
-        (":auto LOAD CSV FROM 'a.csv' AS r CALL { WITH r CREATE (:A {v: r[0]}) } IN TRANSACTIONS OF 200 ROWS", 200,
-         "UNWIND $rows AS r WITH r CREATE (:A {v: r[0]})"),
-        ("LOAD CSV WITH HEADERS FROM 'a.tsv' AS row FIELDTERMINATOR '\\t' CREATE (:A)", 1000, "UNWIND $rows AS row CREATE (:A)"),
+        (
+            "LOAD CSV WITH HEADERS FROM 'file:///a.csv' AS row MERGE (n:A {id: row.id})",
+            1000,
+            "UNWIND $rows AS row MERGE (n:A {id: row.id})",
+        ),
+        (
+            "USING PERIODIC COMMIT 500\nLOAD CSV WITH HEADERS FROM 'https://x.org/a.csv' AS line CREATE (:A {v: toInteger(line.v)})",
+            500,
+            "UNWIND $rows AS line CREATE (:A {v: toInteger(line.v)})",
+        ),
+        (
+            ":auto LOAD CSV FROM 'a.csv' AS r CALL { WITH r CREATE (:A {v: r[0]}) } IN TRANSACTIONS OF 200 ROWS",
+            200,
+            "UNWIND $rows AS r WITH r CREATE (:A {v: r[0]})",
+        ),
+        (
+            "LOAD CSV WITH HEADERS FROM 'a.tsv' AS row FIELDTERMINATOR '\\t' CREATE (:A)",
+            1000,
+            "UNWIND $rows AS row CREATE (:A)",
+        ),
     ],
 )
 def test_statements_become_unwind_batches(statement, batch, cypher):

@@ -32,7 +32,13 @@ def test_without_a_model_key_it_says_how_to_configure_one(tmp_path):
 
 def test_with_an_openai_compatible_server_it_answers_and_prints_each_step(tmp_path):
     with OpenAIStub(kg_model) as stub:
-        done = run_main({"OPENAI_BASE_URL": stub.base_url, "REFLEXION_DATA_DIR": str(tmp_path), "REFLEXION_MODEL": "openai:local-model"})
+        done = run_main(
+            {
+                "OPENAI_BASE_URL": stub.base_url,
+                "REFLEXION_DATA_DIR": str(tmp_path),
+                "REFLEXION_MODEL": "openai:local-model",
+            }
+        )
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "Loaded the movies graph" in out
@@ -42,7 +48,10 @@ def test_with_an_openai_compatible_server_it_answers_and_prints_each_step(tmp_pa
     assert {r["model"] for r in stub.requests} == {"local-model"}
     # The data directory keeps the graph: a second run does not load it again.
     with OpenAIStub(kg_model) as stub:
-        again = run_main({"OPENAI_BASE_URL": stub.base_url, "REFLEXION_DATA_DIR": str(tmp_path)}, "Which movies did Tom Hanks act in?")
+        again = run_main(
+            {"OPENAI_BASE_URL": stub.base_url, "REFLEXION_DATA_DIR": str(tmp_path)},
+            "Which movies did Tom Hanks act in?",
+        )
     assert again.returncode == 0 and "Loaded the movies graph" not in again.stdout
 
 
@@ -61,15 +70,24 @@ def test_a_model_that_scores_its_own_revision_gets_the_fix_run_and_printed(tmp_p
 
 def test_a_missing_provider_package_and_an_empty_model_name_are_configuration_errors(tmp_path):
     for model, said in (("anthropic:claude-sonnet-4-5", "langchain-anthropic"), ("openai:", "names no model")):
-        done = run_main({"REFLEXION_MODEL": model, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "REFLEXION_DATA_DIR": str(tmp_path)})
+        done = run_main(
+            {"REFLEXION_MODEL": model, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "REFLEXION_DATA_DIR": str(tmp_path)}
+        )
         assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr
 
 
 def test_neo4j_uri_is_the_database_and_a_closed_port_exits_3_before_any_model_call(tmp_path):
     with OpenAIStub(kg_model) as stub:
         for uri in (f"bolt://127.0.0.1:{closed_port()}", f"neo4j://127.0.0.1:{closed_port()}"):
-            done = run_main({"OPENAI_BASE_URL": stub.base_url, "REFLEXION_DATA_DIR": str(tmp_path), "NEO4J_URI": uri,
-                             "NEO4J_USERNAME": "neo4j", "NEO4J_PASSWORD": "secret"})
+            done = run_main(
+                {
+                    "OPENAI_BASE_URL": stub.base_url,
+                    "REFLEXION_DATA_DIR": str(tmp_path),
+                    "NEO4J_URI": uri,
+                    "NEO4J_USERNAME": "neo4j",
+                    "NEO4J_PASSWORD": "secret",
+                }
+            )
             assert done.returncode == 3, done.stdout + done.stderr
             assert f"Neo4j at {uri} is unreachable" in done.stdout and "Loaded the movies graph" not in done.stdout
             assert done.stderr.strip() == ""  # the driver's own warnings are not printed on top of the error

@@ -29,7 +29,12 @@ ADDRESS = neo4j.Address(("localhost", 7687))
 
 
 def summary(query_type: str) -> ResultSummary:
-    return ResultSummary(ADDRESS, had_key=True, had_record=False, metadata={"type": query_type, "server": neo4j.ServerInfo(ADDRESS, (5, 0))})
+    return ResultSummary(
+        ADDRESS,
+        had_key=True,
+        had_record=False,
+        metadata={"type": query_type, "server": neo4j.ServerInfo(ADDRESS, (5, 0))},
+    )
 
 
 class FakeResult:
@@ -52,7 +57,9 @@ class FakeResult:
 class FakeDriver:
     """Answers EXPLAIN with a summary of `query_type`, and queries with `rows` or `error`."""
 
-    def __init__(self, keys=(), rows=(), query_type="r", error: Exception | None = None, explain_error: Exception | None = None):
+    def __init__(
+        self, keys=(), rows=(), query_type="r", error: Exception | None = None, explain_error: Exception | None = None
+    ):
         self.keys, self.rows, self.query_type = list(keys), list(rows), query_type
         self.error, self.explain_error = error, explain_error
         self.sessions: list[dict[str, Any]] = []
@@ -132,7 +139,10 @@ def test_the_row_cap_stops_pulling_records():
     [
         (error("Neo.ClientError.Statement.SyntaxError", "Invalid input 'R'"), CypherSyntaxError),
         (error("Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration", "timed out"), QueryTimeoutError),
-        (error("Neo.ClientError.Statement.AccessMode", "Writing in read access mode not allowed"), WriteQueryRefusedError),
+        (
+            error("Neo.ClientError.Statement.AccessMode", "Writing in read access mode not allowed"),
+            WriteQueryRefusedError,
+        ),
         (ServiceUnavailable("Couldn't connect to localhost:7687"), DatabaseUnavailableError),
         (error("Neo.ClientError.Database.DatabaseNotFound", "Database does not exist: filmz"), GraphNotFoundError),
     ],

@@ -200,9 +200,7 @@ def number_script(messages: list[BaseMessage]) -> Any:
 
 def agent_with(model: ScriptedChatModel, movies_db: FalkorDBGraph, checkpointer: Any = "durable") -> Any:
     """A knowledge-graph agent on the movies graph, with `model` and `checkpointer`."""
-    return KGQueryReflexionAgent(
-        conversation_factory=lambda: model, database=movies_db, checkpointer=checkpointer
-    )
+    return KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, checkpointer=checkpointer)
 
 
 def number_agent(movies_db: FalkorDBGraph, checkpointer: Any = "durable") -> tuple[Any, ScriptedChatModel]:
@@ -233,7 +231,10 @@ def test_the_environment_names_a_postgres_database_and_runs_keep_their_threads_t
 
 
 def test_a_run_killed_mid_run_resumes_to_the_result_of_an_uninterrupted_run(
-    cli_env: dict[str, str], falkordb_server: Any, model_server: ModelServer, postgres_url: str,
+    cli_env: dict[str, str],
+    falkordb_server: Any,
+    model_server: ModelServer,
+    postgres_url: str,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     data_dir, thread = str(falkordb_server.data_dir), f"killed-{uuid.uuid4().hex[:8]}"
@@ -259,7 +260,9 @@ def test_a_run_killed_mid_run_resumes_to_the_result_of_an_uninterrupted_run(
 
 
 def test_two_processes_continue_each_others_thread(
-    cli_env: dict[str, str], falkordb_server: Any, model_server: ModelServer,
+    cli_env: dict[str, str],
+    falkordb_server: Any,
+    model_server: ModelServer,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     data_dir, thread = str(falkordb_server.data_dir), f"shared-{uuid.uuid4().hex[:8]}"
@@ -378,7 +381,7 @@ def test_workers_starting_together_on_a_new_database_set_it_up_once(postgres_url
     def start(i: int) -> None:
         try:
             postgres_checkpointer(f"{url}&application_name=worker{i}")
-        except BaseException as e:  # noqa: BLE001 - collected for the assertion
+        except BaseException as e:
             errors.append(e)
 
     workers = [threading.Thread(target=start, args=(i,)) for i in range(4)]

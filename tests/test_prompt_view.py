@@ -30,7 +30,9 @@ def test_by_default_the_last_two_results_are_whole_and_older_ones_keep_their_hea
     last_prompt = tool_texts(model.calls[-1])
     assert len(last_prompt) == 4
     assert all("[" in t.splitlines()[-1] and "not repeated" in t for t in last_prompt[:2])
-    assert all(t.splitlines()[0] == f"Query: {q}" and "row(s), columns: title" in t for t, q in zip(last_prompt[:2], QUERIES))
+    assert all(
+        t.splitlines()[0] == f"Query: {q}" and "row(s), columns: title" in t for t, q in zip(last_prompt[:2], QUERIES)
+    )
     assert all("not repeated" not in t and len(t.splitlines()) == 22 for t in last_prompt[2:])  # header + 20 rows shown
     stored = tool_texts(memory)
     assert len(stored) >= 4 and all("not repeated" not in t for t in stored)  # the memory keeps every row
@@ -41,7 +43,9 @@ def test_none_shows_every_result_whole_and_costs_more(movies_db):
     _, whole, _ = run(movies_db, tool_results_in_prompt=None)
     _, trimmed, _ = run(movies_db)
     assert all("not repeated" not in t for t in tool_texts(whole.calls[-1]))
-    assert sum(len(str(m.content)) for m in whole.calls[-1]) > sum(len(str(m.content)) for m in trimmed.calls[-1]) + 1000
+    assert (
+        sum(len(str(m.content)) for m in whole.calls[-1]) > sum(len(str(m.content)) for m in trimmed.calls[-1]) + 1000
+    )
 
 
 def test_a_bad_setting_is_refused(movies_db):
@@ -63,8 +67,14 @@ def test_a_query_over_several_lines_keeps_its_result_line_and_errors_are_never_s
 
 
 def test_a_follow_up_question_sees_the_previous_answer_whole(movies_db):
-    script = [draft(QUERIES[0]), revise(QUERIES[0], score=9), draft(QUERIES[1]), revise(QUERIES[2], score=2),
-              revise(QUERIES[3], score=2), revise(QUERIES[3], score=9)]
+    script = [
+        draft(QUERIES[0]),
+        revise(QUERIES[0], score=9),
+        draft(QUERIES[1]),
+        revise(QUERIES[2], score=2),
+        revise(QUERIES[3], score=2),
+        revise(QUERIES[3], score=9),
+    ]
     agent, model = make_agent(movies_db, script, trust_non_empty_result=False)
     first = agent.execute("List some movies.")
     agent.execute("And a few more?", thread_id=first.thread_id)

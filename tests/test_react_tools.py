@@ -36,12 +36,14 @@ def make_agent(replies, model_class=ScriptedChatModel, **kwargs) -> tuple[ReActA
 
 
 def test_the_arithmetic_question_is_solved_by_native_tool_calls():
-    agent, model = make_agent([
-        tool_reply("multiply", {"a": 465, "b": 321}, "First multiply."),
-        tool_reply("add", {"a": 149265, "b": 95297}),
-        tool_reply("divide", {"a": 244562, "b": 13.2}),
-        tool_reply("finish", {"answer": "18527.424242424244"}),
-    ])
+    agent, model = make_agent(
+        [
+            tool_reply("multiply", {"a": 465, "b": 321}, "First multiply."),
+            tool_reply("add", {"a": 149265, "b": 95297}),
+            tool_reply("divide", {"a": 244562, "b": 13.2}),
+            tool_reply("finish", {"answer": "18527.424242424244"}),
+        ]
+    )
     result = agent.execute(QUESTION)
     assert [s.observation for s in result.steps[:3]] == ["149265", "244562", "18527.424242424244"]
     assert float(result.steps[2].observation) == pytest.approx(18527.42, abs=0.005)
@@ -56,16 +58,22 @@ def test_the_arithmetic_question_is_solved_by_native_tool_calls():
 
 
 def test_a_model_without_tool_calling_writes_json_actions_parsed_without_eval():
-    agent, model = make_agent([
-        as_json("multiply", "multiply(465, 321)"),
-        "Let me add now: " + as_json("add", "add(a=149265, b=95297)") + " and then divide.",
-        as_json("divide", "divide(a=244562, b=13.2)"),
-        as_json("done", 'finish(answer="18527.42")'),
-    ], model_class=TextOnlyModel)
+    agent, model = make_agent(
+        [
+            as_json("multiply", "multiply(465, 321)"),
+            "Let me add now: " + as_json("add", "add(a=149265, b=95297)") + " and then divide.",
+            as_json("divide", "divide(a=244562, b=13.2)"),
+            as_json("done", 'finish(answer="18527.42")'),
+        ],
+        model_class=TextOnlyModel,
+    )
     result = agent.execute(QUESTION)
     assert result.answer == "18527.42" and result.stop_reason == "finished"
     assert result.steps[0].args == {"a": 465, "b": 321}  # positional arguments named by the signature
-    assert '"action": "FuncName(<kwargs>)' in agent.system_prompt and "multiply(a: int, b: int) -> int" in agent.system_prompt
+    assert (
+        '"action": "FuncName(<kwargs>)' in agent.system_prompt
+        and "multiply(a: int, b: int) -> int" in agent.system_prompt
+    )
     assert model.calls[1][-1].content == "Observation: 149265"
 
 
@@ -77,12 +85,17 @@ def test_a_model_without_tool_calling_writes_json_actions_parsed_without_eval():
         ("multiply(a=1, b=", "is not a valid call expression"),
         ("power(a=2, b=3)", "there is no tool named `power`; the tools are multiply, add, divide, finish"),
         ("multiply(a=1, b=2, c=3)", "multiply has no parameter 'c'; its parameters are a, b"),
-        ("multiply(a='six', b=2)", "the arguments do not fit multiply(a: int, b: int) -> int: a: Input should be a valid integer"),
+        (
+            "multiply(a='six', b=2)",
+            "the arguments do not fit multiply(a: int, b: int) -> int: a: Input should be a valid integer",
+        ),
         ("multiply(1, 2, 3)", "multiply takes 2 arguments (a, b), got 3 positional"),
     ],
 )
 def test_a_malformed_call_is_an_observation_and_the_loop_goes_on(action, error):
-    agent, model = make_agent([as_json("try", action), as_json("done", "finish(answer='gave up')")], model_class=TextOnlyModel)
+    agent, model = make_agent(
+        [as_json("try", action), as_json("done", "finish(answer='gave up')")], model_class=TextOnlyModel
+    )
     result = agent.execute("Compute something.")
     assert error in result.steps[0].error and result.steps[0].observation.startswith("Error: ")
     assert result.answer == "gave up" and result.stop_reason == "finished"
@@ -90,7 +103,9 @@ def test_a_malformed_call_is_an_observation_and_the_loop_goes_on(action, error):
 
 
 def test_a_reply_with_no_action_gets_a_corrective_observation():
-    agent, model = make_agent(["I think the answer is 42.", tool_reply("finish", {"answer": "42"})], model_class=ScriptedChatModel)
+    agent, model = make_agent(
+        ["I think the answer is 42.", tool_reply("finish", {"answer": "42"})], model_class=ScriptedChatModel
+    )
     result = agent.execute("What is six times seven?")
     assert result.steps[0].error.startswith("the reply has no action") and result.answer == "42"
     assert "tool_name(arg=value)" in model.calls[1][-1].content
@@ -101,11 +116,13 @@ def test_a_tool_that_raises_becomes_an_observation_with_the_error_text():
         """Look up an exchange rate."""
         raise ConnectionError("rates.example is unreachable")
 
-    model = ScriptedChatModel(replies=[
-        tool_reply("divide", {"a": 1, "b": 0}),
-        tool_reply("fetch_rate", {"currency": "EUR"}),
-        tool_reply("finish", {"answer": "cannot tell"}),
-    ])
+    model = ScriptedChatModel(
+        replies=[
+            tool_reply("divide", {"a": 1, "b": 0}),
+            tool_reply("fetch_rate", {"currency": "EUR"}),
+            tool_reply("finish", {"answer": "cannot tell"}),
+        ]
+    )
     result = ReActAgent([*ARITHMETIC_TOOLS, fetch_rate], lambda: model).execute("Convert 1/0 EUR.")
     assert result.steps[0].observation == "Error: ZeroDivisionError: float division by zero"
     assert result.steps[1].observation == "Error: ConnectionError: rates.example is unreachable"
@@ -113,11 +130,14 @@ def test_a_tool_that_raises_becomes_an_observation_with_the_error_text():
 
 
 def test_the_step_limit_ends_with_the_best_answer_so_far():
-    agent, model = make_agent([
-        tool_reply("multiply", {"a": 465, "b": 321}),
-        tool_reply("add", {"a": 149265, "b": 95297}),
-        tool_reply("divide", {"a": 1, "b": 0}),
-    ], max_steps=3)
+    agent, model = make_agent(
+        [
+            tool_reply("multiply", {"a": 465, "b": 321}),
+            tool_reply("add", {"a": 149265, "b": 95297}),
+            tool_reply("divide", {"a": 1, "b": 0}),
+        ],
+        max_steps=3,
+    )
     result = agent.execute(QUESTION)
     assert (result.stop_reason, result.finished, result.answer) == ("max_steps", False, "244562")
     assert len(model.calls) == 3 and len(result.steps) == 3
@@ -137,11 +157,14 @@ def test_only_the_first_of_several_calls_runs_and_the_model_is_told():
 
 
 def test_the_llm_fallback_answers_from_the_model_and_counts_its_calls():
-    agent, model = make_agent([
-        tool_reply("llm_tool", {"input": "What is the capital of France?"}),
-        "The capital of France is Paris.",  # the fallback's own call
-        tool_reply("finish", {"answer": "Paris"}),
-    ], add_llm_as_fallback=True)
+    agent, model = make_agent(
+        [
+            tool_reply("llm_tool", {"input": "What is the capital of France?"}),
+            "The capital of France is Paris.",  # the fallback's own call
+            tool_reply("finish", {"answer": "Paris"}),
+        ],
+        add_llm_as_fallback=True,
+    )
     result = agent.execute("What is the capital of France?")
     assert result.steps[0].observation == "The capital of France is Paris." and result.answer == "Paris"
     assert result.usage.llm_calls == 3
@@ -176,15 +199,21 @@ def test_a_subclass_can_change_a_step():
             run.message.content = f"{run.message.content} (checked twice)"
             return run
 
-    model = ScriptedChatModel(replies=[tool_reply("multiply", {"a": 6, "b": 7}), tool_reply("finish", {"answer": "42"})])
+    model = ScriptedChatModel(
+        replies=[tool_reply("multiply", {"a": 6, "b": 7}), tool_reply("finish", {"answer": "42"})]
+    )
     assert Shouting(ARITHMETIC_TOOLS, lambda: model).call("6*7?") == "42"
     assert model.calls[1][-1].content == "42 (checked twice)"
 
 
 def test_a_thread_keeps_the_conversation_for_a_follow_up():
     agent, model = make_agent(
-        [tool_reply("multiply", {"a": 6, "b": 7}), tool_reply("finish", {"answer": "42"}),
-         tool_reply("add", {"a": 42, "b": 1}), tool_reply("finish", {"answer": "43"})],
+        [
+            tool_reply("multiply", {"a": 6, "b": 7}),
+            tool_reply("finish", {"answer": "42"}),
+            tool_reply("add", {"a": 42, "b": 1}),
+            tool_reply("finish", {"answer": "43"}),
+        ],
         checkpointer=InMemorySaver(),
     )
     assert agent.call("What is 6 times 7?", thread_id="t") == "42"
@@ -219,15 +248,24 @@ async def test_async_runs_match_sync_runs_and_report_each_step():
     script = [tool_reply("multiply", {"a": 6, "b": 7}), tool_reply("finish", {"answer": "42"})]
     agent, _ = make_agent(list(script))
     seen: list[tuple[int, str]] = []
-    result = await agent.aexecute("What is 6 times 7?", on_step=lambda step, node, message, update: seen.append((step, node)))
+    result = await agent.aexecute(
+        "What is 6 times 7?", on_step=lambda step, node, message, update: seen.append((step, node))
+    )
     assert result == make_agent(list(script))[0].execute("What is 6 times 7?")
     assert seen == [(0, "draft"), (1, "execute_tool"), (1, "revise"), (2, "execute_tool")]
 
 
 def test_a_deeply_nested_or_huge_action_is_refused_without_crashing_the_run():
     nested = "multiply(a=" + "(" * 1500 + "1" + ")" * 1500 + ", b=2)"
-    agent, _ = make_agent([as_json("x", nested), as_json("y", "add(a=" + "-" * 500 + "1, b=2)"), as_json("z", "x" * 5000),
-                           as_json("done", "finish(answer='ok')")], model_class=TextOnlyModel)
+    agent, _ = make_agent(
+        [
+            as_json("x", nested),
+            as_json("y", "add(a=" + "-" * 500 + "1, b=2)"),
+            as_json("z", "x" * 5000),
+            as_json("done", "finish(answer='ok')"),
+        ],
+        model_class=TextOnlyModel,
+    )
     result = agent.execute("Nest.")
     assert result.answer == "ok" and all(step.error for step in result.steps[:3])
     assert "a call is at most 4000" in result.steps[2].error

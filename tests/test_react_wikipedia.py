@@ -13,7 +13,9 @@ from nodes.tools.wikipedia import WikipediaTools
 from schemas.errors import ConfigurationError
 from tests.openai_stub import OpenAIStub
 
-PERCY = "What is the total of ages of the main trio from the new Percy Jackson and the Olympians TV series in real life?"
+PERCY = (
+    "What is the total of ages of the main trio from the new Percy Jackson and the Olympians TV series in real life?"
+)
 
 
 def make_agent(replies, **kwargs) -> tuple[WikipediaReActAgent, ScriptedChatModel]:
@@ -22,17 +24,21 @@ def make_agent(replies, **kwargs) -> tuple[WikipediaReActAgent, ScriptedChatMode
 
 
 def test_the_notebook_run_searches_sums_and_finishes_with_its_sources_in_order():
-    agent, model = make_agent([
-        "Thought 1\nI need to search the series.\n\nAction 1\n<search>Percy Jackson and the Olympians TV series</search>",
-        "Thought 2\nSearch the exact title instead.\n\nAction 2\n<search>Percy Jackson and the Olympians (TV series)</search>",
-        "Thought 3\nThe trio is Walker Scobell, Leah Sava Jeffries and Aryan Simhadri.\n\nAction 3\n<search>Walker Scobell</search>",
-        "Thought 4\nBorn 2009.\n\nAction 4\n<search>Leah Sava Jeffries</search>",
-        "Thought 5\nBorn 2009.\n\nAction 5\n<search>Aryan Simhadri</search>",
-        "Thought 6\n14 + 13 + 17 = 44.\n\nAction 6\n<finish>44</finish>",
-    ])
+    agent, model = make_agent(
+        [
+            "Thought 1\nI need to search the series.\n\nAction 1\n<search>Percy Jackson and the Olympians TV series</search>",
+            "Thought 2\nSearch the exact title instead.\n\nAction 2\n<search>Percy Jackson and the Olympians (TV series)</search>",
+            "Thought 3\nThe trio is Walker Scobell, Leah Sava Jeffries and Aryan Simhadri.\n\nAction 3\n<search>Walker Scobell</search>",
+            "Thought 4\nBorn 2009.\n\nAction 4\n<search>Leah Sava Jeffries</search>",
+            "Thought 5\nBorn 2009.\n\nAction 5\n<search>Aryan Simhadri</search>",
+            "Thought 6\n14 + 13 + 17 = 44.\n\nAction 6\n<finish>44</finish>",
+        ]
+    )
     result = agent(PERCY)
     assert (result.answer, result.finished, result.stop_reason) == ("44", True, "finished")
-    assert result.steps[0].observation.startswith("Could not find [Percy Jackson and the Olympians TV series]. Similar: [")
+    assert result.steps[0].observation.startswith(
+        "Could not find [Percy Jackson and the Olympians TV series]. Similar: ["
+    )
     assert result.sources == [
         "https://en.wikipedia.org/wiki/Percy_Jackson_and_the_Olympians_(TV_series)",
         "https://en.wikipedia.org/wiki/Walker_Scobell",
@@ -49,11 +55,14 @@ def test_the_notebook_run_searches_sums_and_finishes_with_its_sources_in_order()
 
 
 def test_only_the_first_action_runs_and_invented_observations_are_dropped():
-    agent, model = make_agent([
-        "Thought 1\nSearch it.\nAction 1\n<search >Milhouse",  # a malformed tag: no action
-        "Thought 1\nSearch it.\nAction 1\n<search>Milhouse\nObservation 1\nMilhouse is named after Bart.\n<finish>Bart",
-        "Action 2\n<finish>Richard Nixon</finish>",
-    ], max_calls=3)
+    agent, model = make_agent(
+        [
+            "Thought 1\nSearch it.\nAction 1\n<search >Milhouse",  # a malformed tag: no action
+            "Thought 1\nSearch it.\nAction 1\n<search>Milhouse\nObservation 1\nMilhouse is named after Bart.\n<finish>Bart",
+            "Action 2\n<finish>Richard Nixon</finish>",
+        ],
+        max_calls=3,
+    )
     result = agent("Who was Milhouse named after?")
     assert result.answer == "Richard Nixon"
     corrective = result.steps[0]
@@ -90,23 +99,33 @@ def test_max_calls_is_validated(max_calls):
 
 
 def test_lookup_reads_the_next_match_of_the_page_searched_last():
-    agent, _ = make_agent([
-        "Action 1\n<lookup>orogeny",
-        "Action 2\n<search>Colorado orogeny",
-        "Action 3\n<lookup>eastern sector",
-        "Action 4\n<lookup>Eastern Sector",
-        "Action 5\n<finish>the High Plains",
-    ])
+    agent, _ = make_agent(
+        [
+            "Action 1\n<lookup>orogeny",
+            "Action 2\n<search>Colorado orogeny",
+            "Action 3\n<lookup>eastern sector",
+            "Action 4\n<lookup>Eastern Sector",
+            "Action 5\n<finish>the High Plains",
+        ]
+    )
     steps = agent("Where does the eastern sector extend?").steps
     assert steps[0].observation.startswith("No page has been searched yet.")
-    assert steps[2].observation == "(Result 1 / 1) The eastern sector extends into the High Plains and is called the Central Plains orogeny."
+    assert (
+        steps[2].observation
+        == "(Result 1 / 1) The eastern sector extends into the High Plains and is called the Central Plains orogeny."
+    )
     assert steps[3].observation == "No more results for [Eastern Sector] on the page [Colorado orogeny]."
 
 
 def test_a_second_question_in_the_thread_continues_the_conversation():
     agent, model = make_agent(
-        ["Action 1\n<search>Milhouse", "Action 2\n<lookup>named after", "Action 3\n<finish>Richard Nixon",
-         "Action 1\n<lookup>voiced by", "Action 2\n<finish>Pamela Hayden"],
+        [
+            "Action 1\n<search>Milhouse",
+            "Action 2\n<lookup>named after",
+            "Action 3\n<finish>Richard Nixon",
+            "Action 1\n<lookup>voiced by",
+            "Action 2\n<finish>Pamela Hayden",
+        ],
         checkpointer=InMemorySaver(),
     )
     assert agent("Who was Milhouse named after?", thread_id="chat").answer == "Richard Nixon"
@@ -139,13 +158,17 @@ def test_a_prompt_file_in_the_notebook_format_is_accepted(tmp_path):
 
 
 def test_through_chat_openai_the_stop_sequences_and_generation_settings_reach_the_server(monkeypatch):
-    replies = iter(["Thought 1\nSearch.\nAction 1\n<search>Elia Kazan", "Action 2\n<finish>director, screenwriter, actor"])
+    replies = iter(
+        ["Thought 1\nSearch.\nAction 1\n<search>Elia Kazan", "Action 2\n<finish>director, screenwriter, actor"]
+    )
     with OpenAIStub(lambda request: {"text": next(replies)}) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
         agent = WikipediaReActAgent(wikipedia=WikipediaTools.sample(), generation_kwargs={"temperature": 0.2})
         result = agent("What profession do Nicholas Ray and Elia Kazan have in common?")
-    assert result.answer == "director, screenwriter, actor" and result.sources == ["https://en.wikipedia.org/wiki/Elia_Kazan"]
+    assert result.answer == "director, screenwriter, actor" and result.sources == [
+        "https://en.wikipedia.org/wiki/Elia_Kazan"
+    ]
     first, second = stub.requests
     assert first["stop"] == STOP_SEQUENCES and first["temperature"] == 0.2
     assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "user"]

@@ -73,13 +73,17 @@ def test_an_overridden_should_continue_routes_the_loop():
         def _should_continue(self, state):
             return "__end__"
 
-    model = ScriptedChatModel(replies=[tool_reply("Draft", {"answer": "0+0"}), tool_reply("Revision", {"revised_answer": "1+1"})])
+    model = ScriptedChatModel(
+        replies=[tool_reply("Draft", {"answer": "0+0"}), tool_reply("Revision", {"revised_answer": "1+1"})]
+    )
     result = OneShot(model).execute("q")
     assert result.steps == 1 and result.answer == "0+0"
 
 
 def test_runs_are_checkpointed_per_thread():
-    model = ScriptedChatModel(replies=[tool_reply("Draft", {"answer": "1+1"}), tool_reply("Revision", {"revised_answer": "x"})])
+    model = ScriptedChatModel(
+        replies=[tool_reply("Draft", {"answer": "1+1"}), tool_reply("Revision", {"revised_answer": "x"})]
+    )
     agent = CalculatorAgent(model, checkpointer=InMemorySaver())
     agent.execute("q", thread_id="t-1")
     saved = agent.graph.get_state({"configurable": {"thread_id": "t-1"}}).values

@@ -91,5 +91,12 @@ def test_a_registered_text2cypher_flow_answers_through_chat_openai(monkeypatch, 
         result = text2cypher_graphs.retry_evaluate.result(state)
         text2cypher_graphs.retry_evaluate.close()
     assert result.stop_reason == "answered" and len(result.rows) == 12 and result.mappings[0].mapped == "Tom Hanks"
-    assert [r["tool_choice"]["function"]["name"] for r in stub.requests] == ["GuardrailDecision", "CypherQuery", "Evaluation", "Summary"]
-    assert "Examples of questions and their Cypher on this graph:" in stub.requests[1]["messages"][0]["content"]  # seeded store
+    assert [r["tool_choice"]["function"]["name"] for r in stub.requests] == [
+        "GuardrailDecision",
+        "CypherQuery",
+        "Evaluation",
+        "Summary",
+    ]
+    assert (
+        "Examples of questions and their Cypher on this graph:" in stub.requests[1]["messages"][0]["content"]
+    )  # seeded store

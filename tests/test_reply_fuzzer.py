@@ -127,8 +127,13 @@ def problem(name: str, owner: Any, state: dict[str, Any]) -> str | None:
 
 
 def report(
-    runs: int, replies: int, seconds: float, kinds: Counter[str], stops: Counter[tuple[str, str]],
-    errors: Counter[str], findings: dict[str, list[int]],
+    runs: int,
+    replies: int,
+    seconds: float,
+    kinds: Counter[str],
+    stops: Counter[tuple[str, str]],
+    errors: Counter[str],
+    findings: dict[str, list[int]],
 ) -> str:
     """Runs, replies by kind, stop reasons by graph, model_error reasons, what went wrong (and the seeds)."""
     lines = [f"reply fuzzer: {runs} runs from seed {SEED}, {replies} replies in {seconds:.1f} s"]
@@ -170,7 +175,9 @@ def test_no_fuzzed_reply_crashes_a_registered_graph(fuzz_db, falkordb_server, mo
     # The stub asks whichever model the current run set (the name is looked up at each request).
     with OpenAIStub(lambda request: model(request)) as stub, MediaWikiStub(LocalCorpus.from_file()) as wiki:
         for variable, value in {
-            "OPENAI_BASE_URL": stub.base_url, "OPENAI_API_KEY": "test", "REFLEXION_GRAPH": FUZZ_GRAPH,
+            "OPENAI_BASE_URL": stub.base_url,
+            "OPENAI_API_KEY": "test",
+            "REFLEXION_GRAPH": FUZZ_GRAPH,
             "REFLEXION_DATABASE_URL": f"falkordb://{falkordb_server.host}:{falkordb_server.port}",
         }.items():
             monkeypatch.setenv(variable, value)
@@ -188,7 +195,7 @@ def test_no_fuzzed_reply_crashes_a_registered_graph(fuzz_db, falkordb_server, mo
                 inputs = {"question": FLOW_QUESTION} if flow else asked
                 try:
                     state = graph.invoke(inputs)
-                except Exception as e:  # noqa: BLE001 - the finding this test exists for
+                except Exception as e:
                     trace = traceback.format_exc(limit=-4)
                     failures.append(f"seed {seed} ({name}): uncaught {type(e).__name__}: {e!s:.200}\n{trace}")
                     stops[(name, f"uncaught {type(e).__name__}")] += 1

@@ -29,21 +29,33 @@ def test_a_second_question_on_the_same_thread_is_a_fresh_run(movies_db):
     assert second.steps == 1 and len(second.outcomes) == 1 and second.usage.llm_calls == 2
     # The second draft saw the whole first exchange, as a well-formed tool conversation.
     assert [type(m).__name__ for m in model.calls[2][1:]] == [
-        "HumanMessage", "AIMessage", "ToolMessage", "AIMessage", "ToolMessage", "HumanMessage",
+        "HumanMessage",
+        "AIMessage",
+        "ToolMessage",
+        "AIMessage",
+        "ToolMessage",
+        "HumanMessage",
     ]
 
 
 def test_graph_invoked_directly_with_only_messages_runs(movies_db):
     model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise("u", 1)])
     agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db)
-    state = agent.graph.invoke({"messages": [HumanMessage("Tom Hanks movies?")]}, {"configurable": {"thread_id": "direct"}})
+    state = agent.graph.invoke(
+        {"messages": [HumanMessage("Tom Hanks movies?")]}, {"configurable": {"thread_id": "direct"}}
+    )
     assert state["stop_reason"] == "non_empty_result" and state["steps"] == 1
 
 
 def test_the_compiled_graph_carries_a_recursion_limit_that_fits_max_steps(movies_db):
-    model = ScriptedChatModel(replies=[draft(EMPTY_QUERY)], default=lambda m: revise(f"MATCH (p:Person {{name: 'Nobody {len(m)}'}}) RETURN p.name", 1))
+    model = ScriptedChatModel(
+        replies=[draft(EMPTY_QUERY)],
+        default=lambda m: revise(f"MATCH (p:Person {{name: 'Nobody {len(m)}'}}) RETURN p.name", 1),
+    )
     agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, max_steps=40)
-    state = agent.graph.invoke({"messages": [HumanMessage("q")]}, {"configurable": {"thread_id": "limit"}})  # LangGraph's default is 25
+    state = agent.graph.invoke(
+        {"messages": [HumanMessage("q")]}, {"configurable": {"thread_id": "limit"}}
+    )  # LangGraph's default is 25
     assert state["stop_reason"] == "max_steps" and state["steps"] == 40
 
 
@@ -52,7 +64,14 @@ def test_a_huge_score_is_no_score():
 
 
 def test_a_query_cannot_forge_the_missing_graph_or_timeout_errors(movies_db):
-    model = ScriptedChatModel(replies=[draft("RETURN 'empty key' + "), revise("RETURN 'Query timed out' + ", 1), revise(TOM_HANKS_QUERY, 1), revise("u", 1)])
+    model = ScriptedChatModel(
+        replies=[
+            draft("RETURN 'empty key' + "),
+            revise("RETURN 'Query timed out' + ", 1),
+            revise(TOM_HANKS_QUERY, 1),
+            revise("u", 1),
+        ]
+    )
     result = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db).execute("q")
     assert [o.error_type for o in result.outcomes[:2]] == ["CypherSyntaxError", "CypherSyntaxError"]
     assert result.stop_reason == "non_empty_result"
@@ -113,7 +132,9 @@ def test_step_limit_returns_the_best_executed_query(movies_db):
     error_query = "MATCH (m:Movie) RETURN m.title +"
     better_empty = EMPTY_QUERY
     worse_empty = "MATCH (p:Person {name: 'Nobody Else'}) RETURN p.name AS name"
-    model = ScriptedChatModel(replies=[draft(error_query), revise(better_empty, 1), revise(worse_empty, 6), revise("u", 2)])
+    model = ScriptedChatModel(
+        replies=[draft(error_query), revise(better_empty, 1), revise(worse_empty, 6), revise("u", 2)]
+    )
     result = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, max_steps=3).execute("q")
     assert result.stop_reason == "max_steps"
     assert [o.score for o in result.outcomes] == [1.0, 6.0, 2.0]

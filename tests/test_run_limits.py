@@ -126,9 +126,7 @@ def test_row_cap_approval_and_read_only_hold_when_a_laxer_agent_resumes(movies_d
 def test_a_flow_resumed_by_a_flow_with_default_limits_keeps_its_row_cap_and_approval(movies_db, tmp_path):
     path = tmp_path / "threads.sqlite"
     ok = {"answerable": True, "reason": "people and movies"}
-    model = flow_model(
-        GuardrailDecision=[ok], CypherQuery=[{"cypher": TOM_HANKS_QUERY}], Summary=[{"answer": "12"}]
-    )
+    model = flow_model(GuardrailDecision=[ok], CypherQuery=[{"cypher": TOM_HANKS_QUERY}], Summary=[{"answer": "12"}])
     common = {"conversation_factory": lambda: model, "database": movies_db, "fewshots": False}
     strict = Text2CypherFlow("naive", **common, checkpointer=saver(path), row_cap=3, require_approval=True)
     assert strict.ask("Tom Hanks movies?", thread_id="f").stop_reason == "awaiting_approval"
@@ -143,20 +141,26 @@ def test_a_flow_resumed_by_a_flow_with_default_limits_keeps_its_row_cap_and_appr
 
 def cli_env(stub: OpenAIStub, falkordb_server: Any, checkpoints: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REFLEXION_", "NEO4J_"))}
-    env.update({
-        "OPENAI_BASE_URL": stub.base_url,
-        "REFLEXION_MODEL": "openai:stub",
-        "REFLEXION_CHECKPOINTS": str(checkpoints),
-        "REFLEXION_DATABASE_URL": f"falkordb://{falkordb_server.host}:{falkordb_server.port}",
-        "REFLEXION_GRAPH": "movies",
-    })
+    env.update(
+        {
+            "OPENAI_BASE_URL": stub.base_url,
+            "REFLEXION_MODEL": "openai:stub",
+            "REFLEXION_CHECKPOINTS": str(checkpoints),
+            "REFLEXION_DATABASE_URL": f"falkordb://{falkordb_server.host}:{falkordb_server.port}",
+            "REFLEXION_GRAPH": "movies",
+        }
+    )
     return env
 
 
 def reflexion(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "graphs.cli", *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -176,9 +180,23 @@ def test_cli_ask_killed_then_resume_stops_at_the_asked_step_limit(falkordb_serve
     with OpenAIStub(model) as stub:
         env = cli_env(stub, falkordb_server, tmp_path / "threads.sqlite")
         ask = subprocess.Popen(
-            [sys.executable, "-m", "graphs.cli", "ask", "Who is nobody?",
-             "--max-steps", "3", "--thread", "cli-t", "--json"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-m",
+                "graphs.cli",
+                "ask",
+                "Who is nobody?",
+                "--max-steps",
+                "3",
+                "--thread",
+                "cli-t",
+                "--json",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         try:
             assert third_call.wait(90), ask.stderr.read() if ask.poll() is not None else "no third model call"
@@ -213,12 +231,15 @@ def test_cli_max_steps_with_a_flow_that_has_no_step_limit_is_refused(falkordb_se
 
 def test_the_cli_prints_a_run_whose_query_holds_a_lone_surrogate(falkordb_server, movies_db, tmp_path):
     """A model may write `"\\ud800"` (valid JSON); the terminal and `--json` still get every line."""
+
     def model(request: dict[str, Any]) -> dict[str, Any]:
         tool = request["tool_choice"]["function"]["name"]
         if tool == "GenerateQuery":
             return {"tool": tool, "args": {"answer": "MATCH (p:Person {name: 'Tom\ud800'}) RETURN p.name"}}
-        return {"tool": tool, "args": {"revised_query": "MATCH (p:Person {name: 'Tom Hanks'}) RETURN p.name AS name",
-                                       "score": 9}}
+        return {
+            "tool": tool,
+            "args": {"revised_query": "MATCH (p:Person {name: 'Tom Hanks'}) RETURN p.name AS name", "score": 9},
+        }
 
     with OpenAIStub(model) as stub:
         env = cli_env(stub, falkordb_server, tmp_path / "threads.sqlite")

@@ -60,7 +60,9 @@ def test_a_query_past_the_memory_cap_fails_and_the_server_answers_at_once(tmp_pa
 
 def test_the_agent_tells_the_model_and_goes_on(movies_db):
     runaway = "UNWIND range(1, 1000000000) AS x RETURN count(x)"
-    agent, model = make_agent(movies_db, [draft(runaway), revise(TOM_HANKS_QUERY, 3), revise(TOM_HANKS_QUERY, 9)], checkpointer=None)
+    agent, model = make_agent(
+        movies_db, [draft(runaway), revise(TOM_HANKS_QUERY, 3), revise(TOM_HANKS_QUERY, 9)], checkpointer=None
+    )
     result = agent.execute("How many numbers are there?")
     assert result.outcomes[0].error and "would build a list" in result.outcomes[0].error
     assert result.answer == TOM_HANKS_QUERY and result.stop_reason in ("non_empty_result", "score_threshold")
@@ -124,8 +126,10 @@ def test_several_abandoned_runaways_do_not_hold_up_other_clients(small_server):
     import concurrent.futures
 
     with concurrent.futures.ThreadPoolExecutor(3) as pool:
-        runaways = [pool.submit(FalkorDBGraph("g", host=server.host, port=server.port).query, STRING_REDUCE, timeout=0.5)
-                    for _ in range(2)]
+        runaways = [
+            pool.submit(FalkorDBGraph("g", host=server.host, port=server.port).query, STRING_REDUCE, timeout=0.5)
+            for _ in range(2)
+        ]
         time.sleep(0.7)  # both clients have given up; the server is still concatenating
         started = time.perf_counter()
         assert db.query("MATCH (n:N) RETURN count(n)", timeout=0.5).rows == [[200]]

@@ -48,15 +48,25 @@ def test_a_model_that_keeps_its_broken_query_and_scores_it_high_never_ends_satis
 
 def test_a_high_score_on_a_successful_result_ends_the_run_whatever_it_judged(movies_db):
     # The reading cannot be told apart here, and need not be: the result that ran is returned.
-    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY + " LIMIT 3", score=9)], checkpointer=None)
+    agent, _ = make_agent(
+        movies_db, [draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY + " LIMIT 3", score=9)], checkpointer=None
+    )
     result = agent.execute("Which movies did Tom Hanks act in?")
-    assert result.stop_reason == "score_threshold" and result.answer == TOM_HANKS_QUERY and len(result.tool_result) == 12
+    assert (
+        result.stop_reason == "score_threshold" and result.answer == TOM_HANKS_QUERY and len(result.tool_result) == 12
+    )
 
 
 def test_after_an_error_a_high_scored_repeat_is_not_run_and_the_model_is_told_so(movies_db):
     from tests.conftest import EMPTY_QUERY
 
-    script = [draft(EMPTY_QUERY), revise(BROKEN, score=2), revise(EMPTY_QUERY, score=9), revise(TOM_HANKS_QUERY, score=3), revise("unused", 1)]
+    script = [
+        draft(EMPTY_QUERY),
+        revise(BROKEN, score=2),
+        revise(EMPTY_QUERY, score=9),
+        revise(TOM_HANKS_QUERY, score=3),
+        revise("unused", 1),
+    ]
     agent, model = make_agent(movies_db, script, checkpointer=None)
     result = agent.execute("Which movies did Tom Hanks act in?")
     told = [m for m in model.calls[3] if m.type == "tool"][-1].content

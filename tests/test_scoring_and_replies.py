@@ -15,7 +15,18 @@ from schemas.kg_query import GenerateQuery, ReviseQuery
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [(8, 8.0), (8.5, 8.5), ("8", 8.0), ("8.5", 8.5), ("8/10", 8.0), (" 4 / 5 ", 8.0), ("80%", 8.0), ("7 points", 7.0), (0, 0.0), (10, 10.0)],
+    [
+        (8, 8.0),
+        (8.5, 8.5),
+        ("8", 8.0),
+        ("8.5", 8.5),
+        ("8/10", 8.0),
+        (" 4 / 5 ", 8.0),
+        ("80%", 8.0),
+        ("7 points", 7.0),
+        (0, 0.0),
+        (10, 10.0),
+    ],
 )
 def test_scores_are_read_from_numbers_and_strings(raw, expected):
     assert parse_score(raw) == pytest.approx(expected)
@@ -49,7 +60,18 @@ def test_json_written_as_text_is_accepted(text):
     [
         (AIMessage(content="I think you should look at the movies."), "no `GenerateQuery` tool call"),
         (
-            AIMessage(content="", invalid_tool_calls=[{"name": "GenerateQuery", "args": "{answer: oops", "id": "c1", "error": "bad json", "type": "invalid_tool_call"}]),
+            AIMessage(
+                content="",
+                invalid_tool_calls=[
+                    {
+                        "name": "GenerateQuery",
+                        "args": "{answer: oops",
+                        "id": "c1",
+                        "error": "bad json",
+                        "type": "invalid_tool_call",
+                    }
+                ],
+            ),
             "not valid JSON",
         ),
         (tool_reply("GenerateQuery", {"reflection": "no answer field"}), "answer: Field required"),
@@ -61,7 +83,9 @@ def test_unusable_replies_say_why(reply, fragment):
 
 
 def test_a_bad_reply_is_retried_with_the_error_fed_back():
-    model = ScriptedChatModel(replies=[AIMessage(content="no idea"), tool_reply("GenerateQuery", {"answer": "RETURN 1"})])
+    model = ScriptedChatModel(
+        replies=[AIMessage(content="no idea"), tool_reply("GenerateQuery", {"answer": "RETURN 1"})]
+    )
     reply = Responder(model, GenerateQuery, "system").respond([HumanMessage(content="q")])
     assert reply.parsed.answer == "RETURN 1" and reply.usage.llm_calls == 2
     feedback = model.calls[1][-1]
@@ -82,5 +106,9 @@ def test_a_failing_model_call_is_reported():
 
 
 def test_score_eight_in_words_is_kept_as_no_score():
-    reply = Responder(ScriptedChatModel(replies=[tool_reply("ReviseQuery", {"revised_query": "RETURN 1", "score": "eight"})]), ReviseQuery, "s").respond([])
+    reply = Responder(
+        ScriptedChatModel(replies=[tool_reply("ReviseQuery", {"revised_query": "RETURN 1", "score": "eight"})]),
+        ReviseQuery,
+        "s",
+    ).respond([])
     assert reply.parsed.score == "eight" and parse_score(reply.parsed.score) is None

@@ -24,7 +24,9 @@ SEAFOOD = "MATCH (p:Product)-[:PART_OF]->(:Category {categoryName: 'Seafood'}) R
 @pytest.mark.parametrize("agent", ["reflexion", *FLOWS])
 async def test_the_oracle_answers_every_shop_question(shop_db, agent):
     before = graph_fingerprint(shop_db)
-    report = await evaluate(agent=agent, model="oracle", items=load_dataset(SHOP_QUESTIONS_CSV), db=shop_db, concurrency=4)
+    report = await evaluate(
+        agent=agent, model="oracle", items=load_dataset(SHOP_QUESTIONS_CSV), db=shop_db, concurrency=4
+    )
     assert report.excluded == 0 and report.overall.scored == 20
     assert report.overall.correct == 20
     assert graph_fingerprint(shop_db) == before
@@ -33,18 +35,30 @@ async def test_the_oracle_answers_every_shop_question(shop_db, agent):
 def shop_model(messages: list[BaseMessage]) -> object:
     """Whatever step a flow asks for, a plausible reply on the shop graph."""
     system = str(messages[0].content)
-    tool = next(t for t in ("GuardrailDecision", "SubQuestions", "CypherQuery", "Evaluation", "InformationCheck", "Summary") if f"`{t}`" in system)
-    return tool_reply(tool, {
-        "GuardrailDecision": {"answerable": True}, "SubQuestions": {"questions": ["Which products are seafood?"]},
-        "CypherQuery": {"cypher": SEAFOOD}, "Evaluation": {"ok": True}, "InformationCheck": {"enough": True},
-        "Summary": {"answer": "Ten seafood products, among them Smoked Salmon."},
-    }[tool])
+    tool = next(
+        t
+        for t in ("GuardrailDecision", "SubQuestions", "CypherQuery", "Evaluation", "InformationCheck", "Summary")
+        if f"`{t}`" in system
+    )
+    return tool_reply(
+        tool,
+        {
+            "GuardrailDecision": {"answerable": True},
+            "SubQuestions": {"questions": ["Which products are seafood?"]},
+            "CypherQuery": {"cypher": SEAFOOD},
+            "Evaluation": {"ok": True},
+            "InformationCheck": {"enough": True},
+            "Summary": {"answer": "Ten seafood products, among them Smoked Salmon."},
+        }[tool],
+    )
 
 
 @pytest.mark.parametrize("flow", FLOWS)
 def test_no_movies_example_reaches_a_prompt_on_another_graph(shop_db, flow):
     model = ScriptedChatModel(default=shop_model)
-    result = Text2CypherFlow(flow, conversation_factory=lambda: model, database=shop_db, checkpointer=None).ask("Which products are seafood?")
+    result = Text2CypherFlow(flow, conversation_factory=lambda: model, database=shop_db, checkpointer=None).ask(
+        "Which products are seafood?"
+    )
     assert result.stop_reason == "answered" and len(result.rows) == 10
     prompts = "\n".join(str(m.content) for call in model.calls for m in call)
     assert "Movie" not in prompts and "Tom Hanks" not in prompts

@@ -17,10 +17,19 @@ def kg_model(request: dict[str, Any]) -> dict[str, Any]:
     """Drafts an empty-result query, then revises to the right one and scores it."""
     tool_results = [m for m in request["messages"] if m["role"] == "tool"]
     if "GenerateQuery" in tool_names(request):
-        return {"tool": "GenerateQuery", "args": {"answer": EMPTY_QUERY, "reflection": "guess", "search_queries": ["Tom Hanks"]}}
+        return {
+            "tool": "GenerateQuery",
+            "args": {"answer": EMPTY_QUERY, "reflection": "guess", "search_queries": ["Tom Hanks"]},
+        }
     if len(tool_results) == 1:
-        return {"tool": "ReviseQuery", "args": {"answer": EMPTY_QUERY, "reflection": "wrong name", "revised_query": TOM_HANKS_QUERY, "score": "2"}}
-    return {"tool": "ReviseQuery", "args": {"answer": TOM_HANKS_QUERY, "reflection": "good", "revised_query": TOM_HANKS_QUERY, "score": "9/10"}}
+        return {
+            "tool": "ReviseQuery",
+            "args": {"answer": EMPTY_QUERY, "reflection": "wrong name", "revised_query": TOM_HANKS_QUERY, "score": "2"},
+        }
+    return {
+        "tool": "ReviseQuery",
+        "args": {"answer": TOM_HANKS_QUERY, "reflection": "good", "revised_query": TOM_HANKS_QUERY, "score": "9/10"},
+    }
 
 
 def test_biocypher_schema_config_becomes_a_kg_prompt():

@@ -12,9 +12,22 @@ from schemas.errors import ConfigurationError
 
 @pytest.mark.parametrize(
     ("option", "value"),
-    [("query_timeout", float("nan")), ("query_timeout", float("inf")), ("query_timeout", 0), ("query_timeout", -5),
-     ("query_timeout", "10"), ("row_cap", "100"), ("row_cap", 0), ("row_cap", -1), ("row_cap", True), ("rows_in_message", 0),
-     ("max_model_retries", -1), ("max_model_retries", "2"), ("max_model_retries", 10**9), ("checkpointer", "bogus")],
+    [
+        ("query_timeout", float("nan")),
+        ("query_timeout", float("inf")),
+        ("query_timeout", 0),
+        ("query_timeout", -5),
+        ("query_timeout", "10"),
+        ("row_cap", "100"),
+        ("row_cap", 0),
+        ("row_cap", -1),
+        ("row_cap", True),
+        ("rows_in_message", 0),
+        ("max_model_retries", -1),
+        ("max_model_retries", "2"),
+        ("max_model_retries", 10**9),
+        ("checkpointer", "bogus"),
+    ],
 )
 def test_the_kg_agent_refuses_bad_settings(option, value):
     with pytest.raises(ConfigurationError, match=option if option != "checkpointer" else "checkpointer"):
@@ -23,8 +36,17 @@ def test_the_kg_agent_refuses_bad_settings(option, value):
 
 @pytest.mark.parametrize(
     ("option", "value"),
-    [("query_timeout", float("nan")), ("query_timeout", "10"), ("max_retries", -1), ("max_llm_calls", 10**9),
-     ("row_cap", "100"), ("few_shot_k", -2), ("schema_chars", 0), ("cache_seconds", float("inf")), ("checkpointer", "bogus")],
+    [
+        ("query_timeout", float("nan")),
+        ("query_timeout", "10"),
+        ("max_retries", -1),
+        ("max_llm_calls", 10**9),
+        ("row_cap", "100"),
+        ("few_shot_k", -2),
+        ("schema_chars", 0),
+        ("cache_seconds", float("inf")),
+        ("checkpointer", "bogus"),
+    ],
 )
 def test_the_flows_refuse_bad_settings(option, value):
     with pytest.raises(ConfigurationError, match=option):
@@ -39,5 +61,7 @@ def test_a_question_that_is_not_text_is_refused(movies_db, question):
 
 
 def test_sane_settings_are_kept():
-    agent = KGQueryReflexionAgent(conversation_factory=lambda: None, query_timeout=2, row_cap=None, max_model_retries=0, checkpointer=None)
+    agent = KGQueryReflexionAgent(
+        conversation_factory=lambda: None, query_timeout=2, row_cap=None, max_model_retries=0, checkpointer=None
+    )
     assert (agent.query_timeout, agent.row_cap, agent.max_model_retries) == (2.0, None, 0)

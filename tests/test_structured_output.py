@@ -16,8 +16,12 @@ from tests.openai_stub import OpenAIStub
 
 PASSAGE = "I own two cars: a Fiat Panda with 45Hp and a Honda Civic with 330Hp."
 CARS = {"cars": [{"brand": "Fiat", "model": "Panda", "power": 45}, {"brand": "Honda", "model": "Civic", "power": 330}]}
-EXPECTED = CarCollection(cars=[Car(brand="Fiat", model="Panda", power=45), Car(brand="Honda", model="Civic", power=330)])
-BAD_CARS = {"cars": [{"brand": "Fiat", "model": "Panda", "power": "45Hp"}, {"brand": "Honda", "model": "Civic", "power": 330}]}
+EXPECTED = CarCollection(
+    cars=[Car(brand="Fiat", model="Panda", power=45), Car(brand="Honda", model="Civic", power=330)]
+)
+BAD_CARS = {
+    "cars": [{"brand": "Fiat", "model": "Panda", "power": "45Hp"}, {"brand": "Honda", "model": "Civic", "power": 330}]
+}
 
 
 def agent_with(replies, **kwargs) -> tuple[StructuredOutputReflectionAgent, ScriptedChatModel]:
@@ -39,7 +43,9 @@ def test_a_tool_calling_model_is_corrected_after_one_invalid_attempt():
 
 def test_a_plain_text_model_gets_fences_and_prose_stripped_and_its_wrong_output_fed_back():
     truncated = 'Sure! Here it is:\n```json\n{"cars": [{"brand": "Fiat", "model": "Panda", "power": 45}]\n```'
-    agent, model = agent_with([truncated, f"Here you go:\n```json\n{json.dumps(CARS)}\n```\nAnything else?"], tool_calling=False)
+    agent, model = agent_with(
+        [truncated, f"Here you go:\n```json\n{json.dumps(CARS)}\n```\nAnything else?"], tool_calling=False
+    )
     result = agent.extract(PASSAGE)
     assert result.ok and result.value == EXPECTED
     assert result.attempts[0].error.startswith("invalid JSON: Expecting ','")  # not a smaller object found inside it
@@ -55,8 +61,12 @@ def test_a_failure_carries_every_attempt_and_its_error():
     result = agent.extract(PASSAGE)
     assert not result.ok and result.value is None and result.stop_reason == "max_steps"
     assert len(result.attempts) == 3 and len(model.calls) == 3
-    assert all(a.output == "I cannot produce JSON." and a.error == "the output holds no JSON object" for a in result.attempts)
-    assert result.error == "no output fitted CarCollection in 3 attempts; the last error: the output holds no JSON object"
+    assert all(
+        a.output == "I cannot produce JSON." and a.error == "the output holds no JSON object" for a in result.attempts
+    )
+    assert (
+        result.error == "no output fitted CarCollection in 3 attempts; the last error: the output holds no JSON object"
+    )
 
 
 def test_max_retries_zero_means_one_attempt_and_defaults_allow_four():
@@ -70,7 +80,12 @@ def test_max_retries_zero_means_one_attempt_and_defaults_allow_four():
 def test_invalid_tool_call_json_is_reported_as_such():
     from langchain_core.messages import AIMessage
 
-    broken = AIMessage(content="", invalid_tool_calls=[{"name": "CarCollection", "args": '{"cars": [', "id": "c1", "error": None, "type": "invalid_tool_call"}])
+    broken = AIMessage(
+        content="",
+        invalid_tool_calls=[
+            {"name": "CarCollection", "args": '{"cars": [', "id": "c1", "error": None, "type": "invalid_tool_call"}
+        ],
+    )
     agent, _ = agent_with([broken, tool_reply("CarCollection", CARS)])
     result = agent.extract(PASSAGE)
     assert result.ok and result.attempts[0].error.startswith("the tool call arguments are not valid JSON")
@@ -133,10 +148,14 @@ def test_aliases_validators_and_strict_dates_survive_into_the_result():
                 raise ValueError("an actor has at least one film")
             return value
 
-    model = ScriptedChatModel(replies=[
-        tool_reply("Actor", {"fullName": "Walker Scobell", "born": "2009-01-05", "films": 0}),
-        tool_reply("Actor", {"fullName": "Walker Scobell", "born": "2009-01-05", "films": 2}),
-    ])
-    result = StructuredOutputReflectionAgent(Actor, lambda: model).extract("Walker Scobell, born 2009-01-05, made 2 films.")
+    model = ScriptedChatModel(
+        replies=[
+            tool_reply("Actor", {"fullName": "Walker Scobell", "born": "2009-01-05", "films": 0}),
+            tool_reply("Actor", {"fullName": "Walker Scobell", "born": "2009-01-05", "films": 2}),
+        ]
+    )
+    result = StructuredOutputReflectionAgent(Actor, lambda: model).extract(
+        "Walker Scobell, born 2009-01-05, made 2 films."
+    )
     assert "films: Value error, an actor has at least one film" in result.attempts[0].error
     assert result.value == Actor(fullName="Walker Scobell", born=datetime.date(2009, 1, 5), films=2)

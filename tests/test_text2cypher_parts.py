@@ -21,8 +21,11 @@ def test_literals_compared_with_node_properties_are_found():
         "WHERE m.title = \"cast away\" OR 'x' = p.name OR m.title IN ['big', 'Big'] RETURN m"
     )
     assert [item[:3] for item in literals_in(cypher)] == [
-        ("Person", "name", "'tom hanks'"), ("Movie", "title", '"cast away"'), ("Person", "name", "'x'"),
-        ("Movie", "title", "'big'"), ("Movie", "title", "'Big'"),
+        ("Person", "name", "'tom hanks'"),
+        ("Movie", "title", '"cast away"'),
+        ("Person", "name", "'x'"),
+        ("Movie", "title", "'big'"),
+        ("Movie", "title", "'Big'"),
     ]
     assert all(cypher[start:].startswith(literal) for _, _, literal, start in literals_in(cypher))
 
@@ -42,17 +45,30 @@ def test_the_mapper_leaves_stored_values_and_unknown_properties_alone(movies_db)
     unknown = "MATCH (p:Person {nickname: 'hanksy'}) RETURN p"
     assert mapper.map(unknown) == (unknown, [])
     cypher, mappings = mapper.map("MATCH (p:Person {name: 'Keanu Reves'}) RETURN p.born, 'Keanu Reves' AS asked")
-    assert cypher == "MATCH (p:Person {name: 'Keanu Reeves'}) RETURN p.born, 'Keanu Reves' AS asked"  # only where compared
+    assert (
+        cypher == "MATCH (p:Person {name: 'Keanu Reeves'}) RETURN p.born, 'Keanu Reves' AS asked"
+    )  # only where compared
     assert [(m.given, m.mapped) for m in mappings] == [("Keanu Reves", "Keanu Reeves")]
 
 
 def big_schema(labels: int) -> GraphSchema:
-    nodes = [NodeLabelInfo(label=f"Entity{i}", properties=[PropertyInfo(name=f"field{i}", types=["STRING"], examples=[f"value {i}"])])
-             for i in range(labels)]
-    nodes.append(NodeLabelInfo(label="Movie", properties=[PropertyInfo(name="title", types=["STRING"], examples=["The Matrix"])]))
-    nodes.append(NodeLabelInfo(label="Person", properties=[PropertyInfo(name="name", types=["STRING"], examples=["Tom Hanks"])]))
+    nodes = [
+        NodeLabelInfo(
+            label=f"Entity{i}", properties=[PropertyInfo(name=f"field{i}", types=["STRING"], examples=[f"value {i}"])]
+        )
+        for i in range(labels)
+    ]
+    nodes.append(
+        NodeLabelInfo(label="Movie", properties=[PropertyInfo(name="title", types=["STRING"], examples=["The Matrix"])])
+    )
+    nodes.append(
+        NodeLabelInfo(label="Person", properties=[PropertyInfo(name="name", types=["STRING"], examples=["Tom Hanks"])])
+    )
     rels = [RelationshipInfo(type="ACTED_IN", patterns=[("Person", "Movie")])]
-    rels += [RelationshipInfo(type=f"LINKS_{i}", patterns=[(f"Entity{i}", f"Entity{(i + 1) % labels}")]) for i in range(labels)]
+    rels += [
+        RelationshipInfo(type=f"LINKS_{i}", patterns=[(f"Entity{i}", f"Entity{(i + 1) % labels}")])
+        for i in range(labels)
+    ]
     return GraphSchema(nodes=nodes, relationships=rels)
 
 
@@ -70,7 +86,9 @@ def test_a_relationship_without_sampled_endpoints_survives_pruning_and_reaches_t
     from nodes.prompts.text2cypher import domain_text
 
     schema = big_schema(400)
-    schema = schema.model_copy(update={"relationships": [*schema.relationships, RelationshipInfo(type="RARE_LINK", patterns=[])]})
+    schema = schema.model_copy(
+        update={"relationships": [*schema.relationships, RelationshipInfo(type="RARE_LINK", patterns=[])]}
+    )
     pruned = prune_schema(schema, "Which movies did Tom Hanks act in?", max_chars=2000)
     assert "RARE_LINK" in schema_text(pruned) and "(:?)-[:RARE_LINK]->(:?)" in domain_text(pruned)
 

@@ -26,16 +26,21 @@ def store(movies_db):
 
 def by_subquestion(answers: dict[str, str], started: list[float]):
     """A CypherQuery reply chosen by the sub-question asked (branches run in any order)."""
+
     def reply(messages):
         started.append(time.monotonic())
         time.sleep(0.3)  # long enough that parallel branches overlap
         return tool_reply("CypherQuery", {"cypher": answers[str(messages[-1].content)]})
+
     return reply
 
 
 def test_independent_subquestions_run_in_parallel_and_the_answer_uses_all_of_them(movies_db, store):
     started: list[float] = []
-    subs = {"List Tom Hanks's movies of the 2000s.": HANKS_2000S, "List Tom Cruise's movies of the 2000s.": CRUISE_2000S}
+    subs = {
+        "List Tom Hanks's movies of the 2000s.": HANKS_2000S,
+        "List Tom Cruise's movies of the 2000s.": CRUISE_2000S,
+    }
     model = flow_model(
         GuardrailDecision=[OK],
         SubQuestions=[{"questions": list(subs)}],
@@ -60,12 +65,16 @@ def test_an_invalid_subquery_is_validated_and_corrected_before_it_runs(movies_db
     model = flow_model(
         GuardrailDecision=[OK],
         SubQuestions=[{"questions": ["When was Tom Hanks born?"]}],
-        CypherQuery=[{"cypher": "MATCH (p:Person {name: 'Tom Hanks'}) RETURN p.born AS born ORDER BY"},
-                     {"cypher": "MATCH (p:Person {name: 'Tom Hanks'}) RETURN p.born AS born"}],
+        CypherQuery=[
+            {"cypher": "MATCH (p:Person {name: 'Tom Hanks'}) RETURN p.born AS born ORDER BY"},
+            {"cypher": "MATCH (p:Person {name: 'Tom Hanks'}) RETURN p.born AS born"},
+        ],
         InformationCheck=[{"enough": True}],
         Summary=[{"answer": "1956"}],
     )
-    result = Text2CypherFlow("planner", conversation_factory=lambda: model, database=movies_db, fewshots=store).ask("When was Tom Hanks born?")
+    result = Text2CypherFlow("planner", conversation_factory=lambda: model, database=movies_db, fewshots=store).ask(
+        "When was Tom Hanks born?"
+    )
     assert result.rows == [[1956]] and result.stop_reason == "answered"
     assert "did not work" in asked(model, "CypherQuery")[1]
 
@@ -79,7 +88,9 @@ def test_missing_information_starts_another_round_up_to_three(movies_db, store):
         InformationCheck=[{"enough": False, "missing": ["Again?"]}] * 3,
         Summary=[{"answer": "partial"}],
     )
-    flow = Text2CypherFlow("planner", conversation_factory=lambda: model, database=movies_db, fewshots=store, max_llm_calls=30)
+    flow = Text2CypherFlow(
+        "planner", conversation_factory=lambda: model, database=movies_db, fewshots=store, max_llm_calls=30
+    )
     result = flow.ask("When was Tom Hanks born, and why?")
     assert result.stop_reason == "retries_exhausted" and len(result.subanswers) == 3 and result.answer == "partial"
 
@@ -92,7 +103,9 @@ def test_the_budget_limits_how_many_subquestions_are_fetched(movies_db, store):
         InformationCheck=[{"enough": True}],
         Summary=[{"answer": "38 movies"}],
     )
-    flow = Text2CypherFlow("planner", conversation_factory=lambda: model, database=movies_db, fewshots=store, max_llm_calls=6)
+    flow = Text2CypherFlow(
+        "planner", conversation_factory=lambda: model, database=movies_db, fewshots=store, max_llm_calls=6
+    )
     result = flow.ask("How many movies are there?")
     # 6 calls: guardrail + plan leave 4; the check and the summary keep 2; one sub-question fits
     assert len(result.subanswers) == 1 and result.usage.llm_calls <= 6 and result.stop_reason == "answered"
@@ -101,10 +114,15 @@ def test_the_budget_limits_how_many_subquestions_are_fetched(movies_db, store):
 def test_parallel_branches_share_the_database_safely(movies_db, store):
     subs = {f"Q{i}?": "MATCH (m:Movie) RETURN count(m) AS movies" for i in range(4)}
     model = flow_model(
-        GuardrailDecision=[OK], SubQuestions=[{"questions": list(subs)}],
-        CypherQuery=[by_subquestion(subs, []) for _ in subs], InformationCheck=[{"enough": True}], Summary=[{"answer": "38"}],
+        GuardrailDecision=[OK],
+        SubQuestions=[{"questions": list(subs)}],
+        CypherQuery=[by_subquestion(subs, []) for _ in subs],
+        InformationCheck=[{"enough": True}],
+        Summary=[{"answer": "38"}],
     )
-    result = Text2CypherFlow("planner", conversation_factory=lambda: model, database=movies_db, fewshots=store, max_llm_calls=20).ask("Count.")
+    result = Text2CypherFlow(
+        "planner", conversation_factory=lambda: model, database=movies_db, fewshots=store, max_llm_calls=20
+    ).ask("Count.")
     assert [s.attempt.rows for s in result.subanswers] == [[[38]]] * 4
 
 
@@ -113,15 +131,20 @@ async def test_a_second_question_on_a_thread_starts_clean_and_async_runs_work(mo
 
     born = "MATCH (p:Person {name: 'Tom Hanks'}) RETURN p.born AS born"
     model = flow_model(
-        GuardrailDecision=[OK, OK], SubQuestions=[{"questions": ["Born?"]}, {"questions": ["Born again?"]}],
-        CypherQuery=[{"cypher": born}, {"cypher": born}], InformationCheck=[{"enough": True}] * 2,
+        GuardrailDecision=[OK, OK],
+        SubQuestions=[{"questions": ["Born?"]}, {"questions": ["Born again?"]}],
+        CypherQuery=[{"cypher": born}, {"cypher": born}],
+        InformationCheck=[{"enough": True}] * 2,
         Summary=[{"answer": "1956"}, {"answer": "still 1956"}],
     )
-    flow = Text2CypherFlow("planner", conversation_factory=lambda: model, database=movies_db, fewshots=store,
-                           checkpointer=InMemorySaver())
+    flow = Text2CypherFlow(
+        "planner", conversation_factory=lambda: model, database=movies_db, fewshots=store, checkpointer=InMemorySaver()
+    )
     first = await flow.aask("When was Tom Hanks born?", thread_id="t")
     second = await flow.aask("When was Tom Hanks born, again?", thread_id="t")
-    assert [s.question for s in first.subanswers] == ["Born?"] and [s.question for s in second.subanswers] == ["Born again?"]
+    assert [s.question for s in first.subanswers] == ["Born?"] and [s.question for s in second.subanswers] == [
+        "Born again?"
+    ]
     assert second.usage.llm_calls == 5 and second.answer == "still 1956"
 
 
@@ -129,11 +152,15 @@ def test_bad_replies_in_parallel_branches_never_overrun_the_budget(movies_db, st
     bad = lambda messages: "no tool call here"  # noqa: E731 - a reply the responder must retry
     invalid = {"cypher": "MATCH (m:Movie) RETURN m ORDER BY"}
     model = flow_model(
-        GuardrailDecision=[OK], SubQuestions=[{"questions": ["A?", "B?", "C?"]}],
+        GuardrailDecision=[OK],
+        SubQuestions=[{"questions": ["A?", "B?", "C?"]}],
         CypherQuery=[bad, invalid, bad, invalid, bad, invalid, invalid, invalid, invalid],
-        InformationCheck=[{"enough": True}], Summary=[{"answer": "done"}],
+        InformationCheck=[{"enough": True}],
+        Summary=[{"answer": "done"}],
     )
-    flow = Text2CypherFlow("planner", conversation_factory=lambda: model, database=movies_db, fewshots=store, max_llm_calls=10)
+    flow = Text2CypherFlow(
+        "planner", conversation_factory=lambda: model, database=movies_db, fewshots=store, max_llm_calls=10
+    )
     result = flow.ask("A, B and C?")
     assert result.usage.llm_calls <= 10 and len(model.calls) <= 10
 
@@ -141,8 +168,13 @@ def test_bad_replies_in_parallel_branches_never_overrun_the_budget(movies_db, st
 def test_an_unusable_information_check_is_a_model_error_not_a_budget_stop(movies_db, store):
     born = "MATCH (p:Person {name: 'Tom Hanks'}) RETURN p.born AS born"
     model = flow_model(
-        GuardrailDecision=[OK], SubQuestions=[{"questions": ["Born?"]}], CypherQuery=[{"cypher": born}],
-        InformationCheck=[lambda m: "I think so", lambda m: "yes"], Summary=[{"answer": "1956"}],
+        GuardrailDecision=[OK],
+        SubQuestions=[{"questions": ["Born?"]}],
+        CypherQuery=[{"cypher": born}],
+        InformationCheck=[lambda m: "I think so", lambda m: "yes"],
+        Summary=[{"answer": "1956"}],
     )
-    result = Text2CypherFlow("planner", conversation_factory=lambda: model, database=movies_db, fewshots=store).ask("Born?")
+    result = Text2CypherFlow("planner", conversation_factory=lambda: model, database=movies_db, fewshots=store).ask(
+        "Born?"
+    )
     assert result.stop_reason == "model_error" and result.answer == "1956" and "InformationCheck" in result.error

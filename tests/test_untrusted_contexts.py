@@ -71,7 +71,9 @@ def test_a_context_naming_another_host_is_refused_and_the_host_hears_nothing(mov
         agent, model = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, 9)], checkpointer=None)
         with pytest.raises(ConfigurationError, match="REFLEXION_ALLOWED_DATABASES"):
             agent.execute("Tom Hanks movies?", context={"database_url": f"{scheme}://127.0.0.1:{host.port}"})
-        flow = Text2CypherFlow("naive", conversation_factory=lambda: flow_model(), database=movies_db, checkpointer=None)
+        flow = Text2CypherFlow(
+            "naive", conversation_factory=lambda: flow_model(), database=movies_db, checkpointer=None
+        )
         with pytest.raises(ConfigurationError, match="may not use the database"):
             flow.ask("Tom Hanks movies?", context={"database_url": f"{scheme}://127.0.0.1:{host.port}"})
     assert host.connections == 0 and model.calls == []
@@ -98,7 +100,9 @@ def test_an_allowed_foreign_host_is_reached_without_the_operators_password(movie
 
 @pytest.mark.parametrize("graph", ["", " ", "a b", "x;DROP", "../etc"])
 def test_empty_or_odd_graph_names_are_refused(movies_db, graph):
-    agent = KGQueryReflexionAgent(connection_args={"backend": "falkordb"}, conversation_factory=lambda: None, checkpointer=None)
+    agent = KGQueryReflexionAgent(
+        connection_args={"backend": "falkordb"}, conversation_factory=lambda: None, checkpointer=None
+    )
     with pytest.raises(ConfigurationError):
         agent.execute("q", context={"graph": graph})
 

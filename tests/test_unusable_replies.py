@@ -187,7 +187,8 @@ def test_a_surrogate_survives_the_sqlite_checkpointer_and_a_utf8_log_file(movies
     engine_log.addHandler(handler)
     engine_log.setLevel(logging.INFO)
     replies = in_order(
-        kg_good_draft(HANKS_WITH_SURROGATE), kg_revise(HANKS_WITH_SURROGATE, score=2),
+        kg_good_draft(HANKS_WITH_SURROGATE),
+        kg_revise(HANKS_WITH_SURROGATE, score=2),
         kg_revise(TOM_HANKS_QUERY),
     )
     try:

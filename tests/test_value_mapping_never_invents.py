@@ -14,8 +14,13 @@ OK = {"answerable": True}
 
 @pytest.mark.parametrize(
     ("graph", "label", "prop"),
-    [("movies", "Person", "name"), ("movies", "Movie", "title"), ("shop", "Product", "productName"),
-     ("shop", "Customer", "companyName"), ("shop", "Customer", "contactName")],
+    [
+        ("movies", "Person", "name"),
+        ("movies", "Movie", "title"),
+        ("shop", "Product", "productName"),
+        ("shop", "Customer", "companyName"),
+        ("shop", "Customer", "contactName"),
+    ],
 )
 def test_no_stored_name_is_mapped_onto_another(movies_db, shop_db, graph, label, prop):
     db = movies_db if graph == "movies" else shop_db
@@ -27,7 +32,9 @@ def test_no_stored_name_is_mapped_onto_another(movies_db, shop_db, graph, label,
 
 def test_spelling_is_still_fixed(movies_db, shop_db):
     mapper = ValueMapper(movies_db)
-    cypher, mappings = mapper.map("MATCH (p:Person {name: 'Keanu Reves'})-[:ACTED_IN]->(m:Movie) WHERE m.title = 'the matrix' RETURN m")
+    cypher, mappings = mapper.map(
+        "MATCH (p:Person {name: 'Keanu Reves'})-[:ACTED_IN]->(m:Movie) WHERE m.title = 'the matrix' RETURN m"
+    )
     assert "'Keanu Reeves'" in cypher and "'The Matrix'" in cypher and len(mappings) == 2
     cypher, _ = ValueMapper(shop_db).map("MATCH (p:Product) WHERE p.productName = 'Smoked Salmn' RETURN p")
     assert "'Smoked Salmon'" in cypher
@@ -50,7 +57,9 @@ def test_identifiers_and_other_names_are_never_rewritten(movies_db, shop_db, que
 def test_a_missing_order_stays_missing_through_the_flow(shop_db):
     asked = "MATCH (o:Order {orderID: '10240'})-[d:ORDERS]->(p:Product) RETURN p.productName AS product, d.quantity AS quantity"
     assert shop_db.query(asked.replace("10240", "10248")).rows  # the neighbouring order has lines
-    model = flow_model(GuardrailDecision=[OK], CypherQuery=[{"cypher": asked}], Summary=[{"answer": "No order 10240 was found."}])
+    model = flow_model(
+        GuardrailDecision=[OK], CypherQuery=[{"cypher": asked}], Summary=[{"answer": "No order 10240 was found."}]
+    )
     events: list[dict] = []
     flow = Text2CypherFlow("naive", conversation_factory=lambda: model, database=shop_db, checkpointer=None)
     result = flow.ask("What was in order 10240?", on_event=events.append)
@@ -64,11 +73,20 @@ def test_every_mapping_is_reported_and_a_run_can_turn_mapping_off(movies_db):
     def run(context=None, **options):
         model = flow_model(GuardrailDecision=[OK], CypherQuery=[{"cypher": typo}], Summary=[{"answer": "..."}])
         events: list[dict] = []
-        flow = Text2CypherFlow("naive", conversation_factory=lambda: model, database=movies_db, checkpointer=None, fewshots=False, **options)
+        flow = Text2CypherFlow(
+            "naive",
+            conversation_factory=lambda: model,
+            database=movies_db,
+            checkpointer=None,
+            fewshots=False,
+            **options,
+        )
         return flow.ask("When was Keanu Reeves born?", on_event=events.append, context=context), events
 
     mapped, events = run()
-    assert mapped.rows == [[1964]] and [(m.given, m.mapped) for m in mapped.mappings] == [("Keanu Reves", "Keanu Reeves")]
+    assert mapped.rows == [[1964]] and [(m.given, m.mapped) for m in mapped.mappings] == [
+        ("Keanu Reves", "Keanu Reeves")
+    ]
     assert [e["payload"]["mappings"][0]["mapped"] for e in events if e["label"] == "Value mapping"] == ["Keanu Reeves"]
     for off in (run(map_values=False)[0], run(context={"map_values": False})[0]):
         assert off.cypher == typo and off.rows == [] and off.mappings == []
@@ -92,8 +110,14 @@ def test_near_misses_that_are_other_records_are_left_alone(given, stored):
 
 @pytest.mark.parametrize(
     ("given", "stored"),
-    [("Keanu Reves", "Keanu Reeves"), ("the matrx", "The Matrix"), ("Tom Hnaks", "Tom Hanks"), ("sci fi", "Sci-Fi"),
-     ("larsa", "LARSA"), ("zoë", "Zoë")],
+    [
+        ("Keanu Reves", "Keanu Reeves"),
+        ("the matrx", "The Matrix"),
+        ("Tom Hnaks", "Tom Hanks"),
+        ("sci fi", "Sci-Fi"),
+        ("larsa", "LARSA"),
+        ("zoë", "Zoë"),
+    ],
 )
 def test_typos_and_spelling_still_find_the_stored_value(given, stored):
     assert closest_value(given, [stored, "Someone Else"]) == stored

@@ -49,19 +49,29 @@ def test_lookup_walks_through_the_matches_of_the_last_page(corpus):
     first = tools.lookup("orogeny", "Colorado orogeny", 0).text
     last = tools.lookup("orogeny", "Colorado orogeny", 3).text
     assert first.startswith("(Result 1 / 4) The Colorado orogeny was")
-    assert last == "(Result 4 / 4) The boundary between the Colorado orogeny and the Wyoming craton is the Cheyenne belt."
-    assert tools.lookup("orogeny", "Colorado orogeny", 4).text == "No more results for [orogeny] on the page [Colorado orogeny]."
+    assert (
+        last == "(Result 4 / 4) The boundary between the Colorado orogeny and the Wyoming craton is the Cheyenne belt."
+    )
+    assert (
+        tools.lookup("orogeny", "Colorado orogeny", 4).text
+        == "No more results for [orogeny] on the page [Colorado orogeny]."
+    )
 
 
 def test_lookup_keeps_abbreviations_inside_the_sentence(corpus):
     text = WikipediaTools(corpus).lookup("named after", "Milhouse Van Houten", 0).text
-    assert text == "(Result 1 / 1) Milhouse was named after U.S. president Richard Nixon, whose middle name was Milhous."
+    assert (
+        text == "(Result 1 / 1) Milhouse was named after U.S. president Richard Nixon, whose middle name was Milhous."
+    )
 
 
 def test_lookup_says_when_there_is_no_page_or_no_match(corpus):
     tools = WikipediaTools(corpus)
     assert tools.lookup("x", None, 0).text.startswith("No page has been searched yet.")
-    assert tools.lookup("volcano", "Colorado orogeny", 0).text == "[volcano] does not appear on the page [Colorado orogeny]."
+    assert (
+        tools.lookup("volcano", "Colorado orogeny", 0).text
+        == "[volcano] does not appear on the page [Colorado orogeny]."
+    )
 
 
 def test_the_live_client_speaks_the_mediawiki_api(corpus):

@@ -36,12 +36,18 @@ class MediaWikiStub(LoopbackServer):
 
     def answer(self, params: dict[str, str]) -> dict[str, Any]:
         if params.get("list") == "search":
-            return {"query": {"search": [{"title": t} for t in self.corpus.search(params["srsearch"], int(params["srlimit"]))]}}
+            return {
+                "query": {
+                    "search": [{"title": t} for t in self.corpus.search(params["srsearch"], int(params["srlimit"]))]
+                }
+            }
         title = params["titles"]
         try:
             page = self.corpus.page(title)
         except PageNotFoundError:
             return {"query": {"pages": [{"title": title, "missing": True}]}}
         except AmbiguousPageError:
-            return {"query": {"pages": [{"title": title, "pageprops": {"disambiguation": ""}, "extract": "may refer to"}]}}
+            return {
+                "query": {"pages": [{"title": title, "pageprops": {"disambiguation": ""}, "extract": "may refer to"}]}
+            }
         return {"query": {"pages": [{"title": page.title, "fullurl": page.url, "extract": page.content}]}}

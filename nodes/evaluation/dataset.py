@@ -27,12 +27,19 @@ def load_dataset(path: str | Path = MOVIES_QUESTIONS_CSV, *, limit: int | None =
             reader = csv.DictReader(handle)
             missing = {"question", "cypher"} - set(reader.fieldnames or [])
             if missing:
-                raise ConfigurationError(f"{path} lacks the column(s) {', '.join(sorted(missing))} (it needs question and cypher)")
+                raise ConfigurationError(
+                    f"{path} lacks the column(s) {', '.join(sorted(missing))} (it needs question and cypher)"
+                )
             rows = list(reader)
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         raise ConfigurationError(f"cannot read the dataset {path}: {e}") from e
     items = [
-        EvalItem(index, (row.get("question") or "").strip(), (row.get("cypher") or "").strip(), (row.get("type") or "all").strip() or "all")
+        EvalItem(
+            index,
+            (row.get("question") or "").strip(),
+            (row.get("cypher") or "").strip(),
+            (row.get("type") or "all").strip() or "all",
+        )
         for index, row in enumerate(rows)  # a short row leaves its missing cells None
         if (row.get("question") or "").strip() and (row.get("cypher") or "").strip()
     ]

@@ -24,7 +24,7 @@ def relationship_direction(cypher: str) -> str | None:
         flipped = f"-{match.group(2) or ''}->"
     else:  # -[...]->  ->  <-[...]-
         flipped = f"<-{match.group(5) or ''}-"
-    return cypher[: match.start()] + flipped + cypher[match.end():]
+    return cypher[: match.start()] + flipped + cypher[match.end() :]
 
 
 def value_casing(cypher: str) -> str | None:
@@ -34,7 +34,7 @@ def value_casing(cypher: str) -> str | None:
         changed = text.lower() if text != text.lower() else text.upper()
         if changed != text:
             quote = cypher[match.start()]
-            return cypher[: match.start()] + quote + changed + quote + cypher[match.end():]
+            return cypher[: match.start()] + quote + changed + quote + cypher[match.end() :]
     return None
 
 

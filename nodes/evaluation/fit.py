@@ -61,6 +61,9 @@ def dataset_fit(db: GraphDatabase, items: list[EvalItem], gold: dict[int, GoldRe
         unknown |= missing
     runnable = [gold[i.index] for i in items if not gold[i.index].error]
     return Fit(
-        queries=len(items), foreign=foreign, unknown_names=sorted(unknown), runnable=len(runnable),
+        queries=len(items),
+        foreign=foreign,
+        unknown_names=sorted(unknown),
+        runnable=len(runnable),
         empty=sum(1 for g in runnable if not g.rows),
     )

@@ -25,13 +25,18 @@ class GoldResult:
 REASONS = [
     ("EXISTS {} / COUNT {} subquery", re.compile(r"\b(EXISTS|COUNT)\s*\{", re.I)),
     ("APOC procedure or function", re.compile(r"\bapoc\.", re.I)),
-    ("temporal function (datetime, duration, date arithmetic)", re.compile(r"\b(datetime|duration|date|localdatetime|time)\s*[.(]", re.I)),
+    (
+        "temporal function (datetime, duration, date arithmetic)",
+        re.compile(r"\b(datetime|duration|date|localdatetime|time)\s*[.(]", re.I),
+    ),
     ("=~ regular expression", re.compile(r"=~")),
     ("shortestPath / allShortestPaths in MATCH", re.compile(r"\b(all)?shortestPath\s*\(", re.I)),
     ("label expression (:A|B, :!A, :%)", re.compile(r":\s*!?\w+\s*\||:\s*!\w|:%")),
     ("CALL {} subquery", re.compile(r"\bCALL\s*\{", re.I)),
-    ("SQL-style or scalar subquery (SELECT ... FROM, GROUP BY, = (MATCH ...)): not Cypher",
-     re.compile(r"\bSELECT\b|\bGROUP\s+BY\b|=\s*\(\s*MATCH", re.I)),
+    (
+        "SQL-style or scalar subquery (SELECT ... FROM, GROUP BY, = (MATCH ...)): not Cypher",
+        re.compile(r"\bSELECT\b|\bGROUP\s+BY\b|=\s*\(\s*MATCH", re.I),
+    ),
     ("'' quote escape inside a string literal", re.compile(r"\w''\w")),
 ]
 PATTERN_AS_VALUE = "pattern expression used as a value (size((a)-->()), pattern comprehension)"
@@ -63,7 +68,9 @@ def run_gold(db: GraphDatabase, items: list[EvalItem], *, timeout: float, row_ca
         try:
             result = db.query(item.cypher, timeout=timeout, row_cap=row_cap)
         except QueryError as e:
-            results[item.index] = GoldResult(error=f"{type(e).__name__}: {e.message}"[:300], reason=reason_for(item.cypher, e))
+            results[item.index] = GoldResult(
+                error=f"{type(e).__name__}: {e.message}"[:300], reason=reason_for(item.cypher, e)
+            )
             continue
         gold = GoldResult(result.columns, [list(r) for r in result.rows], truncated=result.truncated)
         if result.truncated:

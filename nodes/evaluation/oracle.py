@@ -73,7 +73,12 @@ class GoldChatModel(BaseChatModel):
             return {"answer": self._query(run), "reflection": "first draft", "search_queries": []}
         if tool == "ReviseQuery":
             score = 9 if self._gold_ran(run) else 2
-            return {"answer": "", "reflection": "checked against the question", "revised_query": self._query(run), "score": score}
+            return {
+                "answer": "",
+                "reflection": "checked against the question",
+                "revised_query": self._query(run),
+                "score": score,
+            }
         if tool == "CypherQuery":
             return {"cypher": self._query(run)}
         if tool == "Evaluation":
@@ -89,7 +94,9 @@ class GoldChatModel(BaseChatModel):
             return {"answer": "See the rows."}
         raise ValueError(f"the gold model cannot answer the step {tool!r}")
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         run = CURRENT_RUN.get()
         if run is None:
             raise RuntimeError("the gold model was called outside an evaluation run (no CURRENT_RUN)")
@@ -100,7 +107,14 @@ class GoldChatModel(BaseChatModel):
         prompt = sum(len(str(m.content)) for m in messages) // 4
         message = AIMessage(
             content="",
-            tool_calls=[{"name": name, "args": self._reply(name, run), "id": f"call_{uuid.uuid4().hex[:12]}", "type": "tool_call"}],
+            tool_calls=[
+                {
+                    "name": name,
+                    "args": self._reply(name, run),
+                    "id": f"call_{uuid.uuid4().hex[:12]}",
+                    "type": "tool_call",
+                }
+            ],
             usage_metadata={"input_tokens": prompt, "output_tokens": 20, "total_tokens": prompt + 20},
         )
         return ChatResult(generations=[ChatGeneration(message=message, text=json.dumps(message.tool_calls[0]["args"]))])

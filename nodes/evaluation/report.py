@@ -64,7 +64,9 @@ HEADER = (
 
 def markdown(report: EvaluationReport) -> str:
     """The summary tables: overall, per fault kind (corrupting model), per question type."""
-    reasons = "; ".join(f"{reason} ({n})" for reason, n in sorted(report.excluded_reasons.items(), key=lambda x: (-x[1], x[0])))
+    reasons = "; ".join(
+        f"{reason} ({n})" for reason, n in sorted(report.excluded_reasons.items(), key=lambda x: (-x[1], x[0]))
+    )
     lines = [
         f"# Evaluation: {report.agent} with the {report.model} model",
         "",
@@ -77,6 +79,12 @@ def markdown(report: EvaluationReport) -> str:
         _row(report.overall),
     ]
     if report.by_fault:
-        lines += ["", "Per fault kind (first draft faulty, revisions correct):", "", HEADER, *(_row(g) for g in report.by_fault)]
+        lines += [
+            "",
+            "Per fault kind (first draft faulty, revisions correct):",
+            "",
+            HEADER,
+            *(_row(g) for g in report.by_fault),
+        ]
     lines += ["", "Per question type:", "", HEADER, *(_row(g) for g in report.by_type)]
     return "\n".join(lines) + "\n"

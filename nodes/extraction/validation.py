@@ -31,11 +31,17 @@ def read_extraction_reply(reply: AIMessage) -> tuple[AIMessage, RawExtraction]:
     if reply.tool_calls:
         call = reply.tool_calls[0]
         kept = AIMessage(content=text, tool_calls=[call], **meta)
-        return kept, RawExtraction(output=json.dumps(call.get("args") or {}), data=call.get("args") or {}, call_id=call["id"])
+        return kept, RawExtraction(
+            output=json.dumps(call.get("args") or {}), data=call.get("args") or {}, call_id=call["id"]
+        )
     if reply.invalid_tool_calls:
         bad = reply.invalid_tool_calls[0]
         call_id = bad.get("id") or f"call_{uuid.uuid4().hex[:12]}"
-        kept = AIMessage(content=text, tool_calls=[{"name": bad.get("name") or "unknown", "args": {}, "id": call_id, "type": "tool_call"}], **meta)
+        kept = AIMessage(
+            content=text,
+            tool_calls=[{"name": bad.get("name") or "unknown", "args": {}, "id": call_id, "type": "tool_call"}],
+            **meta,
+        )
         raw = str(bad.get("args") or "")
         error = not_an_object(raw) or f"the tool call arguments are not valid JSON: {_json_error(raw)}"
         return kept, RawExtraction(output=raw, call_id=call_id, error=error)
@@ -101,11 +107,17 @@ def run_validation(schema: type[BaseModel], raw: RawExtraction) -> ToolRun:
     """The validate step: its outcome, and the feedback the next extraction reads (none once valid)."""
     value, error = validate_output(schema, raw)
     outcome = ToolOutcome(
-        step=0, action=raw.output, executed=True, non_empty=value is not None,
-        content="Valid." if value is not None else error or "", error=error,
+        step=0,
+        action=raw.output,
+        executed=True,
+        non_empty=value is not None,
+        content="Valid." if value is not None else error or "",
+        error=error,
         # The JSON as the model gave it, not a dump of the instance: dumps lose aliases and
         # re-run validators on their own output. The result validates this same data again.
-        detail={"data": raw.data if raw.data is not None else outer_json_object(raw.output)[0]} if value is not None else {},
+        detail={"data": raw.data if raw.data is not None else outer_json_object(raw.output)[0]}
+        if value is not None
+        else {},
     )
     if raw.call_id:
         text = "Valid." if value is not None else TOOL_REFLECTION_PROMPT.format(error=error, tool=schema.__name__)

@@ -56,7 +56,11 @@ def connect(connection_args: dict[str, Any] | None = None) -> GraphDatabase:
         )
     if backend == "neo4j":
         _check_keys(args, _NEO4J_KEYS, backend)
-        uri = args.get("uri") or args.get("url") or neo4j_uri(args.get("host") or "127.0.0.1", args.get("port"), args.get("scheme", "bolt"))
+        uri = (
+            args.get("uri")
+            or args.get("url")
+            or neo4j_uri(args.get("host") or "127.0.0.1", args.get("port"), args.get("scheme", "bolt"))
+        )
         return Neo4jGraph(
             uri,
             user=args.get("user") or args.get("username") or "neo4j",
@@ -70,8 +74,7 @@ def _check_keys(args: dict[str, Any], allowed: set[str], backend: str) -> None:
     unknown = set(args) - allowed
     if unknown:
         raise ConfigurationError(
-            f"unknown connection_args for {backend}: {', '.join(sorted(unknown))} "
-            f"(known: {', '.join(sorted(allowed))})"
+            f"unknown connection_args for {backend}: {', '.join(sorted(unknown))} (known: {', '.join(sorted(allowed))})"
         )
 
 
@@ -105,8 +108,7 @@ def opened(open_database: Callable[[], T], connection_args: dict[str, Any] | Non
         return open_database()
     except (ConfigurationError, DatabaseUnavailableError):
         raise
-    except Exception as e:  # noqa: BLE001 - the boundary: any other failure to open is "unavailable"
+    except Exception as e:
         raise DatabaseUnavailableError(
-            f"{where(connection_args)} could not be opened ({type(e).__name__}: {e}); "
-            "is it the database named?"
+            f"{where(connection_args)} could not be opened ({type(e).__name__}: {e}); is it the database named?"
         ) from e

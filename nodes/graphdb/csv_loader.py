@@ -129,14 +129,20 @@ def parse_types(spec: str | None) -> dict[str, str]:
             continue
         column, _, kind = part.partition("=")
         if kind.strip().lower() not in COLUMN_TYPES:
-            raise ConfigurationError(f"write a column type as column=type with type one of {', '.join(COLUMN_TYPES)}, got {part.strip()!r}")
+            raise ConfigurationError(
+                f"write a column type as column=type with type one of {', '.join(COLUMN_TYPES)}, got {part.strip()!r}"
+            )
         types[column.strip()] = kind.strip().lower()
     return types
 
 
 def read_rows(
-    path: str | Path, *, types: dict[str, str] | None = None, all_strings: bool = False,
-    lenient: bool = False, report: CsvLoadReport | None = None,
+    path: str | Path,
+    *,
+    types: dict[str, str] | None = None,
+    all_strings: bool = False,
+    lenient: bool = False,
+    report: CsvLoadReport | None = None,
 ) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
     """The header and the typed rows with their line numbers. A row that does not fit its header,
     or a value that does not fit its column's type, is refused naming the row, or with `lenient`
@@ -155,10 +161,14 @@ def read_rows(
             with long_fields():
                 raw = [(line, cells) for line, cells in enumerate(reader, start=2) if cells]
     except (OSError, UnicodeDecodeError, csv.Error) as e:
-        raise ConfigurationError(f"cannot read the CSV file {path} (near line {reader.line_num if reader else 1}): {e}") from e
+        raise ConfigurationError(
+            f"cannot read the CSV file {path} (near line {reader.line_num if reader else 1}): {e}"
+        ) from e
     unknown = sorted(set(types or {}) - set(header))
     if unknown:
-        raise ConfigurationError(f"--types names column(s) {', '.join(unknown)} that {path} does not have (columns: {', '.join(header)})")
+        raise ConfigurationError(
+            f"--types names column(s) {', '.join(unknown)} that {path} does not have (columns: {', '.join(header)})"
+        )
     fitting = []
     for line, cells in raw:
         if len(cells) == len(header):
@@ -166,16 +176,22 @@ def read_rows(
         elif lenient:
             report.skip(line, "malformed row", f"{len(cells)} cells for {len(header)} columns")
         else:
-            raise ConfigurationError(f"{path}, row {line}: {len(cells)} cells for {len(header)} columns (--lenient skips such rows)")
+            raise ConfigurationError(
+                f"{path}, row {line}: {len(cells)} cells for {len(header)} columns (--lenient skips such rows)"
+            )
     kinds = {
-        column: "string" if all_strings else (types or {}).get(column) or _column_type([cells[i] for _, cells in fitting])
+        column: "string"
+        if all_strings
+        else (types or {}).get(column) or _column_type([cells[i] for _, cells in fitting])
         for i, column in enumerate(header)
     }
     report.column_types = kinds
     rows = []
     for line, cells in fitting:
         try:
-            rows.append((line, {column: _convert(cell, kinds[column]) for column, cell in zip(header, cells, strict=True)}))
+            rows.append(
+                (line, {column: _convert(cell, kinds[column]) for column, cell in zip(header, cells, strict=True)})
+            )
         except ValueError as e:
             if not lenient:
                 raise ConfigurationError(f"{path}, row {line}: {e} (--lenient skips such rows)") from e
@@ -203,8 +219,14 @@ def _write(db: GraphDatabase, cypher: str, items: list[dict[str, Any]], report: 
 
 
 def load_nodes_csv(
-    db: GraphDatabase, path: str | Path, label: str, key: str | None = None, *,
-    types: dict[str, str] | None = None, all_strings: bool = False, lenient: bool = False,
+    db: GraphDatabase,
+    path: str | Path,
+    label: str,
+    key: str | None = None,
+    *,
+    types: dict[str, str] | None = None,
+    all_strings: bool = False,
+    lenient: bool = False,
 ) -> CsvLoadReport:
     """One node labelled `label` per row; with `key`, rows merge on that column's value."""
     report = CsvLoadReport()
@@ -218,7 +240,9 @@ def load_nodes_csv(
     for line, row in rows:
         if key is not None and row.get(key) is None:
             if not lenient:
-                raise ConfigurationError(f"{path}, row {line} has no {key!r}: a merge key must be set on every row (--lenient skips such rows)")
+                raise ConfigurationError(
+                    f"{path}, row {line} has no {key!r}: a merge key must be set on every row (--lenient skips such rows)"
+                )
             report.skip(line, f"no {key}")
             continue
         items.append({"key": row.get(key), "props": _properties(row, [c for c in columns if c != key])})
@@ -242,7 +266,9 @@ def _as_stored(db: GraphDatabase, label: str, prop: str, rows: list[tuple[int, d
     """Endpoint values typed as the nodes store them: a relationship file's `1` finds the node
     whose id is the text '1' (each file is typed on its own, so the two may differ)."""
     try:
-        found = db.query(f"MATCH (n:{label}) WHERE n.{prop} IS NOT NULL RETURN typeof(n.{prop}) LIMIT 1", row_cap=1).rows
+        found = db.query(
+            f"MATCH (n:{label}) WHERE n.{prop} IS NOT NULL RETURN typeof(n.{prop}) LIMIT 1", row_cap=1
+        ).rows
     except GraphNotFoundError:
         return
     kind = found[0][0] if found else None
@@ -260,14 +286,24 @@ def _found(db: GraphDatabase, label: str, prop: str, values: set[Any]) -> set[An
         return set()
     cypher = f"UNWIND $values AS v MATCH (n:{label} {{{prop}: v}}) RETURN DISTINCT v"
     try:
-        return {row[0] for row in db.query(cypher, {"values": sorted(values, key=repr)}, row_cap=None, timeout=None).rows}
+        return {
+            row[0] for row in db.query(cypher, {"values": sorted(values, key=repr)}, row_cap=None, timeout=None).rows
+        }
     except GraphNotFoundError:  # nothing loaded yet: no node is there
         return set()
 
 
 def load_relationships_csv(
-    db: GraphDatabase, path: str | Path, rel_type: str, start: tuple[str, str, str], end: tuple[str, str, str], *,
-    properties: list[str] | None = None, types: dict[str, str] | None = None, all_strings: bool = False, lenient: bool = False,
+    db: GraphDatabase,
+    path: str | Path,
+    rel_type: str,
+    start: tuple[str, str, str],
+    end: tuple[str, str, str],
+    *,
+    properties: list[str] | None = None,
+    types: dict[str, str] | None = None,
+    all_strings: bool = False,
+    lenient: bool = False,
 ) -> CsvLoadReport:
     """One `rel_type` relationship per row, from the node `start` names to the node `end` names,
     with the `properties` columns as its properties (default: every other column). A row whose

@@ -76,7 +76,11 @@ def translate_schema_statement(statement: str) -> tuple[str | None, str]:
     if not all(p.startswith(var + ".") for p in props):
         return None, "unrecognised property list"
     translated = f"CREATE INDEX FOR ({var}:{label}) ON ({', '.join(props)})"
-    why = "uniqueness constraint loaded as an index (FalkorDB checks uniqueness only through GRAPH.CONSTRAINT)" if kind_word == "CONSTRAINT" else "index syntax translated"
+    why = (
+        "uniqueness constraint loaded as an index (FalkorDB checks uniqueness only through GRAPH.CONSTRAINT)"
+        if kind_word == "CONSTRAINT"
+        else "index syntax translated"
+    )
     return translated, why
 
 

@@ -26,13 +26,25 @@ WRITE_PROCEDURE = re.compile(r"(^|\.)(create|drop|delete|remove|set|add|update|m
 #: Clauses a read query may start with; anything else (GRANT, STOP DATABASE, ...) is refused from text.
 READ_STARTS = frozenset({"MATCH", "OPTIONAL", "WITH", "UNWIND", "RETURN", "CALL", "USE"})
 #: Procedures known to only read, for databases whose plans cannot be asked for.
-READ_PROCEDURES = frozenset({
-    "db.labels", "db.relationshiptypes", "db.propertykeys", "db.indexes", "db.constraints",
-    "db.schema.visualization", "db.schema.nodetypeproperties", "db.schema.reltypeproperties",
-    "db.idx.fulltext.querynodes", "db.idx.fulltext.queryrelationships", "db.idx.vector.querynodes",
-    "db.index.fulltext.querynodes", "db.index.fulltext.queryrelationships", "db.index.vector.querynodes",
-    "dbms.components",
-})
+READ_PROCEDURES = frozenset(
+    {
+        "db.labels",
+        "db.relationshiptypes",
+        "db.propertykeys",
+        "db.indexes",
+        "db.constraints",
+        "db.schema.visualization",
+        "db.schema.nodetypeproperties",
+        "db.schema.reltypeproperties",
+        "db.idx.fulltext.querynodes",
+        "db.idx.fulltext.queryrelationships",
+        "db.idx.vector.querynodes",
+        "db.index.fulltext.querynodes",
+        "db.index.fulltext.queryrelationships",
+        "db.index.vector.querynodes",
+        "dbms.components",
+    }
+)
 
 COMMENT = -1  # the "depth" of a character inside a comment
 LITERAL = -2  # the "depth" of a character inside a string or a backtick name, quotes included
@@ -179,13 +191,16 @@ def refuse_unsendable(cypher: str) -> None:
     if odd:
         raise CypherSyntaxError(
             f"the query holds a lone surrogate (U+{ord(odd.group()):04X}, character {odd.start() + 1}), which is not text "
-            "and cannot be sent to the database; write the character meant, or leave it out", cypher,
+            "and cannot be sent to the database; write the character meant, or leave it out",
+            cypher,
         )
     bad = _CONTROL.search(cypher)
     if bad:
         raise CypherSyntaxError(f"the query holds a control character ({bad.group()!r}); send plain text", cypher)
     if len(cypher) > MAX_QUERY_CHARS:
-        raise CypherSyntaxError(f"the query is {len(cypher):,} characters long; the limit is {MAX_QUERY_CHARS:,}", cypher)
+        raise CypherSyntaxError(
+            f"the query is {len(cypher):,} characters long; the limit is {MAX_QUERY_CHARS:,}", cypher
+        )
     depths = code_depths(cypher)
     code = "".join(ch if depths[i] >= 0 else " " for i, ch in enumerate(cypher))
     if _PLAN_PREFIX.match(code):
@@ -199,7 +214,8 @@ def refuse_unsendable(cypher: str) -> None:
         if size > MAX_RANGE:
             raise CypherSyntaxError(
                 f"range({start}, {end}) would build a list of {size:,} values; the limit is {MAX_RANGE:,}: "
-                "count or aggregate over the graph's data instead", cypher,
+                "count or aggregate over the graph's data instead",
+                cypher,
             )
 
 
@@ -227,7 +243,7 @@ def called_procedures(cypher: str) -> list[str]:
     code = code_only(cypher)
     names = []
     for match in _CALL.finditer(code):
-        following = cypher[match.end():].lstrip()[:1]
+        following = cypher[match.end() :].lstrip()[:1]
         if following in ("{", "(", ""):
             continue
         name = _PROCEDURE_NAME.match(cypher, match.end())

@@ -134,20 +134,32 @@ class EmbeddedFalkorDB:
         port = _free_port()
         args = [
             get_redis_server(),
-            "--bind", "127.0.0.1",
-            "--port", str(port),
-            "--dir", str(directory),
-            "--dbfilename", "graphs.rdb",
-            "--save", "60 1",
-            "--appendonly", "no",
-            "--protected-mode", "yes",
-            "--logfile", str(directory / "falkordb.log"),
-            "--loadmodule", get_falkordb_module(),
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--dir",
+            str(directory),
+            "--dbfilename",
+            "graphs.rdb",
+            "--save",
+            "60 1",
+            "--appendonly",
+            "no",
+            "--protected-mode",
+            "yes",
+            "--logfile",
+            str(directory / "falkordb.log"),
+            "--loadmodule",
+            get_falkordb_module(),
             # A query past this memory fails with an error instead of growing the server until the
             # kernel kills it (with every other client's unsaved writes).
-            "QUERY_MEM_CAPACITY", str(query_memory_bytes()),
-            "THREAD_COUNT", str(query_threads()),
-            "MAX_QUEUED_QUERIES", str(MAX_QUEUED_QUERIES),
+            "QUERY_MEM_CAPACITY",
+            str(query_memory_bytes()),
+            "THREAD_COUNT",
+            str(query_threads()),
+            "MAX_QUEUED_QUERIES",
+            str(MAX_QUEUED_QUERIES),
         ]
         # A session of its own: a terminal's Ctrl-C goes to the users; the last of them stops the server.
         process = subprocess.Popen(
@@ -233,11 +245,13 @@ def _start_watchdog(directory: Path, server_pid: int, server_port: int) -> None:
         fds = (lock.fileno(), users.fileno())
         watchdog = subprocess.Popen(
             [sys.executable, str(script), str(directory), str(server_pid), str(server_port), *map(str, fds)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True, pass_fds=fds,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            pass_fds=fds,
         )
     state_file = directory / STATE_FILE
     state = json.loads(state_file.read_text())
     state["watchdog"] = watchdog.pid
     state_file.write_text(json.dumps(state))
-

@@ -87,8 +87,13 @@ class FalkorDBGraph:
         self.graph_name = graph
         try:
             self._link = shared_link(
-                host, int(port), server, username=username, password=password,
-                socket_timeout=socket_timeout, socket_connect_timeout=5.0,
+                host,
+                int(port),
+                server,
+                username=username,
+                password=password,
+                socket_timeout=socket_timeout,
+                socket_connect_timeout=5.0,
             )
         except (redis.exceptions.RedisError, AttributeError, TypeError, ValueError) as e:
             # AttributeError and the like: redis-py's handshake reading a peer that is not Redis (`+OK`, `:1`)
@@ -163,7 +168,10 @@ class FalkorDBGraph:
                 "try again later"
             )
         if "mem consumption exceeded capacity" in str(error):
-            return QueryError(f"the query used more memory than one query may ({error}); fetch less: filter earlier, aggregate, add LIMIT", cypher)
+            return QueryError(
+                f"the query used more memory than one query may ({error}); fetch less: filter earlier, aggregate, add LIMIT",
+                cypher,
+            )
         if isinstance(error, redis.exceptions.InvalidResponse):
             return DatabaseUnavailableError(f"{self.host}:{self.port} is not a FalkorDB server: {error}")
         if isinstance(error, redis.exceptions.ResponseError) and str(error).startswith(_NO_SUCH_COMMAND):
@@ -171,20 +179,18 @@ class FalkorDBGraph:
                 f"{self.host}:{self.port} is a Redis server without the FalkorDB module ({error})"
             )
         if isinstance(error, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)):
-            return DatabaseUnavailableError(
-                f"FalkorDB at {self.host}:{self.port} is unreachable: {error}"
-            )
+            return DatabaseUnavailableError(f"FalkorDB at {self.host}:{self.port} is unreachable: {error}")
         message = str(error) or type(error).__name__
         if message.startswith(_NO_PLAN):  # the client's reaction to index DDL, which has no plan
-            return WriteQueryRefusedError("the query would change the graph's indexes and writes are not enabled", cypher)
+            return WriteQueryRefusedError(
+                "the query would change the graph's indexes and writes are not enabled", cypher
+            )
         if not isinstance(error, redis.exceptions.RedisError):
             return error  # a programming error: let it surface as itself
         if message.startswith(_TIMED_OUT):
             return QueryTimeoutError(message, cypher)
         if message.startswith(_READ_ONLY_REFUSAL):
-            return WriteQueryRefusedError(
-                "the query would change the graph and writes are not enabled", cypher
-            )
+            return WriteQueryRefusedError("the query would change the graph and writes are not enabled", cypher)
         if compiling or "errMsg" in message or "Unknown function" in message:
             return CypherSyntaxError(message, cypher)
         return QueryError(message, cypher)
@@ -258,7 +264,13 @@ class FalkorDBGraph:
             raise self._translate(e, cypher) from e
 
     def _run(
-        self, cypher: str, params: dict[str, Any] | None, *, timeout: float | None, row_cap: int | None, allow_writes: bool
+        self,
+        cypher: str,
+        params: dict[str, Any] | None,
+        *,
+        timeout: float | None,
+        row_cap: int | None,
+        allow_writes: bool,
     ) -> Any:
         """Plan (or wrap) and run `cypher`: FalkorDB's raw result, or None after a write that created the graph."""
         to_run, plan = self._capped(cypher, params, row_cap)
@@ -342,6 +354,7 @@ class FalkorDBGraph:
 
     def graphs(self) -> list[str]:
         """Names of the graphs on this server."""
+
         def attempt() -> list[str]:
             try:
                 return sorted(self._client.list_graphs())
@@ -368,7 +381,9 @@ class FalkorDBGraph:
     def rebuild_range_indexes(self) -> None:
         """Drop and recreate every node range index. FalkorDB's GRAPH.COPY leaves the copy's range
         indexes without their entries for 0, 0.0 and false (equality lookups then miss those nodes)."""
-        rows = self.query("CALL db.indexes() YIELD label, types, entitytype RETURN label, types, entitytype", row_cap=None).rows
+        rows = self.query(
+            "CALL db.indexes() YIELD label, types, entitytype RETURN label, types, entitytype", row_cap=None
+        ).rows
         for label, types, entity in rows:
             for prop, kinds in (types or {}).items():
                 if entity == "NODE" and "RANGE" in kinds:

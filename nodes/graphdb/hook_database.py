@@ -20,7 +20,10 @@ from schemas.graphdb import QueryResult
 
 #: What a user's own database client raises when it cannot reach the database at all.
 _UNREACHABLE: tuple[type[BaseException], ...] = (
-    OSError, neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, neo4j_errors.AuthError,
+    OSError,
+    neo4j_errors.ServiceUnavailable,
+    neo4j_errors.SessionExpired,
+    neo4j_errors.AuthError,
     redis.exceptions.ConnectionError,
 )
 
@@ -31,7 +34,7 @@ def connect_hook(connect: Callable[[], Any]) -> None:
         connect()
     except DatabaseUnavailableError:
         raise
-    except Exception as e:  # noqa: BLE001 - whatever the user's client raises when it cannot connect
+    except Exception as e:
         raise DatabaseUnavailableError(f"_connect_db failed: {type(e).__name__}: {e}") from e
 
 
@@ -54,27 +57,39 @@ class HookDatabase:
         self._connect, self._query = connect, query_graph_database
 
     def query(
-        self, cypher: str, params: dict[str, Any] | None = None, *, timeout: float | None = None,
-        row_cap: int | None = None, allow_writes: bool = False,
+        self,
+        cypher: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        row_cap: int | None = None,
+        allow_writes: bool = False,
     ) -> QueryResult:
         """Run `cypher` through the hook (read-only unless `allow_writes`); the hook's own failure
         on the query is a `QueryError`, an unreachable database `DatabaseUnavailableError`."""
         refuse_unsendable(cypher)
         writes = None if allow_writes else lexical_write(cypher)
         if writes is not None:
-            raise WriteQueryRefusedError(f"the query would change the graph ({writes}) and writes are not enabled", cypher)
+            raise WriteQueryRefusedError(
+                f"the query would change the graph ({writes}) and writes are not enabled", cypher
+            )
         connect_hook(self._connect)
         try:
             records = _rows_of(self._query(cypher))
         except _UNREACHABLE as e:
             raise DatabaseUnavailableError(f"the database is unreachable: {type(e).__name__}: {e}") from e
-        except Exception as e:  # noqa: BLE001 - the user's hook failed on this query: the model is told why
+        except Exception as e:
             raise QueryError(f"{type(e).__name__}: {e}", cypher) from e
         if not all(isinstance(r, dict) for r in records):
-            raise QueryError(f"_query_graph_database must return [rows] with rows as dicts, got {type(records[0]).__name__} rows", cypher)
+            raise QueryError(
+                f"_query_graph_database must return [rows] with rows as dicts, got {type(records[0]).__name__} rows",
+                cypher,
+            )
         columns = list(dict.fromkeys(k for r in records for k in r))
         kept = records[:row_cap] if row_cap is not None else records
         return QueryResult(
-            query=cypher, columns=columns, rows=[[to_plain(r.get(c)) for c in columns] for r in kept],
+            query=cypher,
+            columns=columns,
+            rows=[[to_plain(r.get(c)) for c in columns] for r in kept],
             truncated=row_cap is not None and len(records) > row_cap,
         )

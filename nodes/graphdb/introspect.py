@@ -86,7 +86,9 @@ def sample_schema(db: Any, sample_size: int = 50, sample_timeout: float = SAMPLE
                 timeout=sample_timeout,
             )
         except QueryTimeoutError:
-            logger.warning("sampling :%s took over %s s; it is described without its endpoints", rel_type, sample_timeout)
+            logger.warning(
+                "sampling :%s took over %s s; it is described without its endpoints", rel_type, sample_timeout
+            )
             relationships.append(RelationshipInfo(type=rel_type, patterns=[], properties=[]))
             continue
         patterns: list[tuple[str, str]] = []

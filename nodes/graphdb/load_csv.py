@@ -86,8 +86,13 @@ def parse_load_csv(statement: str) -> LoadCsvStatement | None:
         return None
     match = _LOAD_CSV.match(text, found[0])
     if match is None or len(found) > 1:
-        why = "more than one LOAD CSV in one statement" if len(found) > 1 else (
-            "write it as LOAD CSV [WITH HEADERS] FROM 'url' AS row [FIELDTERMINATOR 'c'] ..., with the URL as a string literal")
+        why = (
+            "more than one LOAD CSV in one statement"
+            if len(found) > 1
+            else (
+                "write it as LOAD CSV [WITH HEADERS] FROM 'url' AS row [FIELDTERMINATOR 'c'] ..., with the URL as a string literal"
+            )
+        )
         raise ConfigurationError(f"this LOAD CSV cannot be loaded here: {why}")
     batch = DEFAULT_BATCH
     prefix = text[: found[0]]
@@ -106,8 +111,12 @@ def parse_load_csv(statement: str) -> LoadCsvStatement | None:
     if len(terminator) != 1:
         raise ConfigurationError(f"FIELDTERMINATOR must be one character, got {terminator!r}")
     return LoadCsvStatement(
-        url=_literal(match.group("url")), headers=bool(match.group("headers")), variable=match.group("var"),
-        terminator=terminator, body=body, batch=max(1, batch),
+        url=_literal(match.group("url")),
+        headers=bool(match.group("headers")),
+        variable=match.group("var"),
+        terminator=terminator,
+        body=body,
+        batch=max(1, batch),
     )
 
 
@@ -137,7 +146,9 @@ def long_fields() -> Iterator[None]:
 def csv_rows(text: str, headers: bool, terminator: str = ",") -> list[Any]:
     """The rows Neo4j's LOAD CSV reads from `text`: maps of strings (null for empty or missing
     fields, extra fields dropped) with headers, lists of strings without."""
-    reader = csv.reader(io.StringIO(text.lstrip("\ufeff")), delimiter=terminator, quotechar='"', doublequote=True, strict=True)
+    reader = csv.reader(
+        io.StringIO(text.lstrip("\ufeff")), delimiter=terminator, quotechar='"', doublequote=True, strict=True
+    )
     try:
         with long_fields():
             records = [[value if value != "" else None for value in record] for record in reader if record]
@@ -163,7 +174,7 @@ def read_csv_source(url: str, csv_dir: Path | None = None, script_dir: Path | No
         raise ConfigurationError(f"the CSV URL {url!r} is malformed: {e}") from e
     path = unquote(parts.path)
     for folder in (csv_dir, script_dir):
-        for candidate in ((folder / path.lstrip("/"), folder / Path(path).name) if folder is not None and path else ()):
+        for candidate in (folder / path.lstrip("/"), folder / Path(path).name) if folder is not None and path else ():
             if candidate.is_file():
                 return _read_file(candidate)
     if parts.scheme in ("", "file"):

@@ -105,6 +105,7 @@ class _Watchdog:
         if self._timer is not None:
             self._timer.cancel()
 
+
 BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 
@@ -135,9 +136,7 @@ class Neo4jGraph:
         self.connect_timeout = connect_timeout
         if driver is None:
             if uri.split("://", 1)[0] not in BOLT_SCHEMES:
-                raise ConfigurationError(
-                    f"bad Neo4j URI {uri!r}: the scheme must be one of {', '.join(BOLT_SCHEMES)}"
-                )
+                raise ConfigurationError(f"bad Neo4j URI {uri!r}: the scheme must be one of {', '.join(BOLT_SCHEMES)}")
             auth = (user, password) if user and password is not None else None
             try:
                 driver = neo4j.GraphDatabase.driver(
@@ -163,7 +162,9 @@ class Neo4jGraph:
         if deadline is not None:
             acquisition = max(0.001, min(acquisition, deadline - time.monotonic()))
         return self._driver.session(
-            database=self.db_name, default_access_mode=mode, fetch_size=self.fetch_size,
+            database=self.db_name,
+            default_access_mode=mode,
+            fetch_size=self.fetch_size,
             connection_acquisition_timeout=acquisition,
         )
 
@@ -180,9 +181,7 @@ class Neo4jGraph:
             return None
         left = deadline - time.monotonic()
         if left <= 0:
-            raise QueryTimeoutError(
-                f"the query's time limit ({timeout:g} s) passed before it could be sent", cypher
-            )
+            raise QueryTimeoutError(f"the query's time limit ({timeout:g} s) passed before it could be sent", cypher)
         return max(0.001, left - client_grace_s(timeout))
 
     def _translate(self, error: Exception, cypher: str, *, timed_out: float | None = None) -> Exception:
@@ -217,7 +216,12 @@ class Neo4jGraph:
         self._validate(cypher, params, allow_writes=allow_writes, timeout=DEFAULT_QUERY_TIMEOUT_S)
 
     def _validate(
-        self, cypher: str, params: dict[str, Any] | None, *, allow_writes: bool, timeout: float | None,
+        self,
+        cypher: str,
+        params: dict[str, Any] | None,
+        *,
+        allow_writes: bool,
+        timeout: float | None,
         deadline: float | None = None,
     ) -> None:
         cypher = cypher.strip().rstrip(";").strip()
@@ -240,8 +244,7 @@ class Neo4jGraph:
             raise self._translate(e, cypher, timed_out=timeout if watchdog.fired else None) from e
         if summary.query_type != "r" and not allow_writes:
             raise WriteQueryRefusedError(
-                f"the query would change the graph (query type {summary.query_type!r}) "
-                "and writes are not enabled",
+                f"the query would change the graph (query type {summary.query_type!r}) and writes are not enabled",
                 cypher,
             )
 

@@ -54,7 +54,9 @@ def split_model_name(name: str) -> tuple[str, str]:
     if colon:
         provider, model_name = provider.strip().lower(), model_name.strip()
         if not provider or not model_name:
-            raise ConfigurationError(f"the model {name!r} names no {'provider' if not provider else 'model'}: write provider:model, e.g. {DEFAULT_MODEL}")
+            raise ConfigurationError(
+                f"the model {name!r} names no {'provider' if not provider else 'model'}: write provider:model, e.g. {DEFAULT_MODEL}"
+            )
         return provider, model_name
     if not name:
         raise ConfigurationError(f"the model name is empty: write provider:model, e.g. {DEFAULT_MODEL}")
@@ -102,5 +104,5 @@ def chat_model_from_env(model: str | None = None, *, temperature: float = 0.0) -
         raise ConfigurationError(f"the model {name!r} needs a package that is not installed: {e}") from e
     except ValueError as e:  # an unknown provider, or settings the provider refuses
         raise ConfigurationError(f"the model {name!r} cannot be used: {e}") from e
-    except Exception as e:  # noqa: BLE001 - a provider client that cannot start (no API key, ...)
+    except Exception as e:
         raise ConfigurationError(f"the model {name!r} cannot be started: {type(e).__name__}: {e}") from e

@@ -33,9 +33,7 @@ DIALECT_NOTES: dict[Dialect, str] = {
         "STARTS WITH, ENDS WITH, CONTAINS, toLower()); APOC procedures; label expressions such as "
         "(n:A|B); shortestPath() inside MATCH (compute it in WITH or RETURN). Only read queries are allowed."
     ),
-    "neo4j": (
-        "The database is Neo4j 5 (Cypher 5). Do not use APOC procedures. Only read queries are allowed."
-    ),
+    "neo4j": ("The database is Neo4j 5 (Cypher 5). Do not use APOC procedures. Only read queries are allowed."),
 }
 
 

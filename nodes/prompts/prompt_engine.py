@@ -56,7 +56,9 @@ def schema_from_biocypher(config: dict[str, Any] | str | Path) -> GraphSchema:
             nodes.append(NodeLabelInfo(label=_pascal(name), properties=_properties(entry)))
         elif kind == "edge":
             rel_type = entry.get("label_as_edge") or _pascal(name)
-            patterns = [(s, t) for s in _names(entry.get("source")) or ["?"] for t in _names(entry.get("target")) or ["?"]]
+            patterns = [
+                (s, t) for s in _names(entry.get("source")) or ["?"] for t in _names(entry.get("target")) or ["?"]
+            ]
             relationships.append(RelationshipInfo(type=str(rel_type), patterns=patterns, properties=_properties(entry)))
     return GraphSchema(nodes=nodes, relationships=relationships)
 

@@ -55,7 +55,9 @@ Your output should be formatted as a standard JSON instance with the following s
 -Argument values must be literals (numbers, strings, lists); to use a result, copy its value.
 </OUTPUT_FORMAT>"""
 
-DEFAULT_EXAMPLES = [FunctionExpression(thought="I have finished the task.", action="finish(answer=\"final answer: 'answer'\")")]
+DEFAULT_EXAMPLES = [
+    FunctionExpression(thought="I have finished the task.", action="finish(answer=\"final answer: 'answer'\")")
+]
 
 
 def check_template(template: str) -> str:

@@ -97,17 +97,23 @@ def examples_text(examples: Sequence[dict[str, str]], on_graph: bool = True) -> 
     return f"\nExamples of questions and their Cypher{where}:\n{shown}\n"
 
 
-def generate_prompt(schema: str, dialect: Dialect | None, examples: Sequence[dict[str, str]], *, on_graph: bool = True) -> str:
+def generate_prompt(
+    schema: str, dialect: Dialect | None, examples: Sequence[dict[str, str]], *, on_graph: bool = True
+) -> str:
     return GENERATE_PROMPT.format(
-        nulls=NULLS_NOTE, dialect=DIALECT_NOTES.get(dialect, "") if dialect else "", schema=schema,
-        examples=examples_text(examples, on_graph)
+        nulls=NULLS_NOTE,
+        dialect=DIALECT_NOTES.get(dialect, "") if dialect else "",
+        schema=schema,
+        examples=examples_text(examples, on_graph),
     )
 
 
 def rows_text(columns: list[str], rows: list[list[Any]], truncated: bool) -> tuple[str, str]:
     """(summary, rows) for a prompt: the first rows as JSON lines, and how many there are."""
     shown = rows[:ROWS_IN_PROMPT]
-    lines = "\n".join(json.dumps(dict(zip(columns, row)), ensure_ascii=False, default=str) for row in shown) or "(no rows)"
+    lines = (
+        "\n".join(json.dumps(dict(zip(columns, row)), ensure_ascii=False, default=str) for row in shown) or "(no rows)"
+    )
     summary = f"{len(rows)} rows" + (", cut at the row cap: more rows exist" if truncated else "")
     if len(rows) > len(shown):
         summary += f", the first {len(shown)} shown"

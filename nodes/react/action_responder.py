@@ -36,15 +36,20 @@ class ActionResponder:
     def _reply(self, reply: AIMessage) -> ResponderReply:
         try:
             kept, parsed = self.read(reply)
-        except Exception as e:  # noqa: BLE001 - readers turn bad replies into actions; this is the last guard
+        except Exception as e:
             return ResponderReply(
-                message=None, parsed=None, usage=usage_of(reply), error=f"the reply could not be read: {type(e).__name__}: {e}"
+                message=None,
+                parsed=None,
+                usage=usage_of(reply),
+                error=f"the reply could not be read: {type(e).__name__}: {e}",
             )
         return ResponderReply(message=kept, parsed=parsed, usage=usage_of(reply))
 
     @staticmethod
     def _failed(error: Exception) -> ResponderReply:
-        return ResponderReply(message=None, parsed=None, error=f"the model call failed: {type(error).__name__}: {error}")
+        return ResponderReply(
+            message=None, parsed=None, error=f"the model call failed: {type(error).__name__}: {error}"
+        )
 
     def _unreadable(self, error: Exception) -> ResponderReply:
         """A reply the client refused to build (arguments that are not an object) is read, as any
@@ -55,13 +60,13 @@ class ActionResponder:
     def respond(self, messages: list[BaseMessage]) -> ResponderReply:
         try:
             reply = self.runnable.invoke(self._prompt(messages))
-        except Exception as e:  # noqa: BLE001 - a failed call is a typed stop, not a crash
+        except Exception as e:
             return self._unreadable(e)
         return self._reply(reply)
 
     async def arespond(self, messages: list[BaseMessage]) -> ResponderReply:
         try:
             reply = await self.runnable.ainvoke(self._prompt(messages))
-        except Exception as e:  # noqa: BLE001 - a failed call is a typed stop, not a crash
+        except Exception as e:
             return self._unreadable(e)
         return self._reply(reply)

@@ -26,7 +26,9 @@ def _validation_text(error: ValidationError) -> str:
     return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in error.errors())
 
 
-def _call(tool: FunctionTool, args: dict[str, Any], special: SpecialTool | None) -> tuple[str, str | None, TokenUsage | None]:
+def _call(
+    tool: FunctionTool, args: dict[str, Any], special: SpecialTool | None
+) -> tuple[str, str | None, TokenUsage | None]:
     """(observation, error, usage) of running `tool` on `args`."""
     try:
         if special is not None:
@@ -37,7 +39,7 @@ def _call(tool: FunctionTool, args: dict[str, Any], special: SpecialTool | None)
     except ValidationError as e:
         text = f"the arguments do not fit {tool.name}{tool.signature}: {_validation_text(e)}"
         return f"Error: {text}", text, None
-    except Exception as e:  # noqa: BLE001 - the tool's own failure is what the model must read
+    except Exception as e:
         text = f"{type(e).__name__}: {e}"
         return f"Error: {text}", text, None
 
@@ -69,8 +71,12 @@ def run_function_action(
     # A note (extra calls dropped) is for the model; it never becomes part of a result or an answer.
     shown = f"{observation}\n({action.note})" if action.note else observation
     outcome = ToolOutcome(
-        step=0, action=action.action, executed=executed, non_empty=executed and error is None and bool(observation),
-        content=observation, error=error,
+        step=0,
+        action=action.action,
+        executed=executed,
+        non_empty=executed and error is None and bool(observation),
+        content=observation,
+        error=error,
         detail={"thought": action.thought, "tool": action.tool, "args": args},
     )
     if action.call_id:

@@ -33,7 +33,11 @@ def react_result(state: Mapping[str, Any]) -> ReActResult:
     outcomes = outcomes_of(state)
     finished = state.get("stop_reason") == "finished"
     last = outcomes[-1] if outcomes else None
-    answer = last.content if finished and last is not None and last.detail.get("tool") == FINISH else best_observation(outcomes)
+    answer = (
+        last.content
+        if finished and last is not None and last.detail.get("tool") == FINISH
+        else best_observation(outcomes)
+    )
     sources = list(dict.fromkeys(o.source for o in outcomes if o.source))
     return ReActResult(
         answer=answer,

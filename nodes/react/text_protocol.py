@@ -14,7 +14,9 @@ from langchain_core.messages import AIMessage
 
 from schemas.react import ReActAction
 
-_ACTION = re.compile(r"<(search|lookup|finish)>(.*?)(</\1>|(?=<(?:search|lookup|finish)>)|$)", re.DOTALL | re.IGNORECASE)
+_ACTION = re.compile(
+    r"<(search|lookup|finish)>(.*?)(</\1>|(?=<(?:search|lookup|finish)>)|$)", re.DOTALL | re.IGNORECASE
+)
 _HEADER = re.compile(r"^\s*(?:Thought|Action)\s*\d*\s*:?\s*$", re.IGNORECASE | re.MULTILINE)
 
 
@@ -44,5 +46,7 @@ def parse_text_action(text: str) -> tuple[str, ReActAction]:
 def read_text_reply(reply: AIMessage) -> tuple[AIMessage, ReActAction]:
     """The ActionResponder reader for the text protocol."""
     kept, action = parse_text_action(reply.text)
-    message = AIMessage(content=kept, id=reply.id, usage_metadata=reply.usage_metadata, response_metadata=reply.response_metadata)
+    message = AIMessage(
+        content=kept, id=reply.id, usage_metadata=reply.usage_metadata, response_metadata=reply.response_metadata
+    )
     return message, action

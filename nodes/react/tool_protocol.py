@@ -21,8 +21,11 @@ TEXT_FORMAT_HINT = 'Reply with one tool call, or with JSON {"thought": "...", "a
 
 def _kept(reply: AIMessage, text: str, tool_calls: list[dict] | None = None) -> AIMessage:
     return AIMessage(
-        content=text, tool_calls=tool_calls or [], id=reply.id,
-        usage_metadata=reply.usage_metadata, response_metadata=reply.response_metadata,
+        content=text,
+        tool_calls=tool_calls or [],
+        id=reply.id,
+        usage_metadata=reply.usage_metadata,
+        response_metadata=reply.response_metadata,
     )
 
 
@@ -34,7 +37,12 @@ def read_tool_reply(reply: AIMessage) -> tuple[AIMessage, ReActAction]:
         args = call.get("args") or {}
         note = "Only the first tool call ran; call one tool at a time." if len(reply.tool_calls) > 1 else None
         action = ReActAction(
-            thought=text, tool=call["name"], args=args, action=render_call(call["name"], [], args), call_id=call["id"], note=note
+            thought=text,
+            tool=call["name"],
+            args=args,
+            action=render_call(call["name"], [], args),
+            call_id=call["id"],
+            note=note,
         )
         return _kept(reply, text, [call]), action
     if reply.invalid_tool_calls:
@@ -43,7 +51,9 @@ def read_tool_reply(reply: AIMessage) -> tuple[AIMessage, ReActAction]:
         call = {"name": name, "args": {}, "id": call_id, "type": "tool_call"}
         malformed = f"the arguments of `{name}` are not valid JSON: {bad.get('args')!r}"
         error = not_an_object(bad.get("args")) or malformed
-        return _kept(reply, text, [call]), ReActAction(thought=text, action=f"{name}(...)", call_id=call_id, error=error)
+        return _kept(reply, text, [call]), ReActAction(
+            thought=text, action=f"{name}(...)", call_id=call_id, error=error
+        )
     data = json_in_text(text)
     if data is None or not isinstance(data.get("action"), str):
         return _kept(reply, text), ReActAction(thought=text, error=f"the reply has no action. {TEXT_FORMAT_HINT}")
@@ -52,4 +62,6 @@ def read_tool_reply(reply: AIMessage) -> tuple[AIMessage, ReActAction]:
         name, positional, named = parse_call_expression(expression)
     except CallExpressionError as e:
         return _kept(reply, text), ReActAction(thought=thought, action=expression, error=str(e))
-    return _kept(reply, text), ReActAction(thought=thought, tool=name, args=named, positional=positional, action=expression)
+    return _kept(reply, text), ReActAction(
+        thought=thought, tool=name, args=named, positional=positional, action=expression
+    )

@@ -20,10 +20,17 @@ from schemas.react import ReActAction
 from schemas.reflexion import ToolOutcome, ToolRun
 
 
-def _outcome(action: ReActAction, text: str, *, executed: bool, error: str | None = None, source: str | None = None) -> ToolOutcome:
+def _outcome(
+    action: ReActAction, text: str, *, executed: bool, error: str | None = None, source: str | None = None
+) -> ToolOutcome:
     return ToolOutcome(
-        step=0, action=action.action, executed=executed, non_empty=executed and error is None and bool(text),
-        content=text, error=error, source=source,
+        step=0,
+        action=action.action,
+        executed=executed,
+        non_empty=executed and error is None and bool(text),
+        content=text,
+        error=error,
+        source=source,
         detail={"thought": action.thought, "tool": action.tool, "args": action.args},
     )
 
@@ -33,7 +40,10 @@ def run_wikipedia_action(tools: WikipediaTools, action: ReActAction, state: Mapp
     argument = str(action.args.get("argument", ""))
     if action.tool is None:  # the notebook's corrective message; the failed call still counts
         text = f"{CORRECTIVE_MESSAGE} ({action.error})"
-        return ToolRun(HumanMessage(content=observation_text(step, text)), _outcome(action, text, executed=False, error=action.error))
+        return ToolRun(
+            HumanMessage(content=observation_text(step, text)),
+            _outcome(action, text, executed=False, error=action.error),
+        )
     if action.tool == FINISH:  # the answer, for people (a lone surrogate shows as U+FFFD); nothing to observe
         return ToolRun(None, _outcome(action, without_surrogates(argument), executed=True))
     update: dict[str, Any] = {}

@@ -44,7 +44,8 @@ def usage_of(message: AIMessage) -> TokenUsage:
     if not meta:
         raw = (getattr(message, "response_metadata", None) or {}).get("token_usage") or {}
         meta = {
-            "input_tokens": raw.get("prompt_tokens"), "output_tokens": raw.get("completion_tokens"),
+            "input_tokens": raw.get("prompt_tokens"),
+            "output_tokens": raw.get("completion_tokens"),
             "total_tokens": raw.get("total_tokens"),
         }
     return TokenUsage(
@@ -152,7 +153,9 @@ class Responder:
         state.error = error
         return self._feedback(reply, error or "unusable reply")
 
-    def _attempts(self, messages: list[BaseMessage]) -> Generator[list[BaseMessage], AIMessage | Exception, ResponderReply]:
+    def _attempts(
+        self, messages: list[BaseMessage]
+    ) -> Generator[list[BaseMessage], AIMessage | Exception, ResponderReply]:
         """The retry loop, written once for both call styles: it yields each prompt and is sent
         the model's reply, or the exception the call raised; it returns the final reply."""
         state, feedback = ResponderReply(message=None, parsed=None), []
@@ -170,13 +173,13 @@ class Responder:
     def _call(self, prompt: list[BaseMessage]) -> AIMessage | Exception:
         try:
             return self._runnable.invoke(prompt)
-        except Exception as e:  # noqa: BLE001 - to the retry loop: a reply to correct, or a failure to report
+        except Exception as e:
             return reply_from_client_error(e) or e
 
     async def _acall(self, prompt: list[BaseMessage]) -> AIMessage | Exception:
         try:
             return await self._runnable.ainvoke(prompt)
-        except Exception as e:  # noqa: BLE001 - to the retry loop: a reply to correct, or a failure to report
+        except Exception as e:
             return reply_from_client_error(e) or e
 
     def respond(self, messages: list[BaseMessage]) -> ResponderReply:

@@ -110,7 +110,11 @@ def _reply_or_raise(error: ValidationError) -> AIMessage:
 
 def _schema_for(responder: Any, message: AIMessage) -> type[BaseModel]:
     """The pydantic model to read `message` with: the validator's tool that the message calls."""
-    tools = [t for t in getattr(getattr(responder, "validator", None), "tools", None) or [] if isinstance(t, type) and issubclass(t, BaseModel)]
+    tools = [
+        t
+        for t in getattr(getattr(responder, "validator", None), "tools", None) or []
+        if isinstance(t, type) and issubclass(t, BaseModel)
+    ]
     called = {c.get("name") for c in message.tool_calls}
     return next((t for t in tools if t.__name__ in called), tools[0] if tools else ToolCallArguments)
 
@@ -141,7 +145,7 @@ def respond_with(responder: Any, messages: list[BaseMessage]) -> ResponderReply:
         return responder.respond(messages)
     try:
         output = responder.respond(messages)
-    except Exception as e:  # noqa: BLE001 - a custom responder's failure ends the run as model_error
+    except Exception as e:
         return _failed(e)
     return reply_from_output(responder, output)
 
@@ -154,6 +158,6 @@ async def arespond_with(responder: Any, messages: list[BaseMessage]) -> Responde
             output = await responder.arespond(messages)
         else:
             output = await asyncio.to_thread(responder.respond, messages)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return _failed(e)
     return reply_from_output(responder, output)

@@ -63,8 +63,15 @@ def default_action_of(parsed: BaseModel) -> str:
 def fresh_run(usage: TokenUsage | None = None) -> dict[str, Any]:
     """Every per-run field at its start value, so a thread can take a new question."""
     return {
-        "steps": 0, "outcomes": [], "last_score": None, "repeats": 0, "stop_reason": None,
-        "error": None, "usage": (usage or TokenUsage()).model_dump(), "action": None, "parsed_action": None,
+        "steps": 0,
+        "outcomes": [],
+        "last_score": None,
+        "repeats": 0,
+        "stop_reason": None,
+        "error": None,
+        "usage": (usage or TokenUsage()).model_dump(),
+        "action": None,
+        "parsed_action": None,
         "notice": None,
     }
 
@@ -92,17 +99,27 @@ def skipped_tool_run(state: Mapping[str, Any]) -> ToolRun | None:
         f"and it gave the result shown then. Write a different query.\nQuery: {state.get('action')}"
     )
     outcome = ToolOutcome(step=0, action=state.get("action") or "", executed=False, content=content)
-    message = ToolMessage(content=content, tool_call_id=last_tool_call_id(state.get("messages") or []), artifact=outcome.model_dump())
+    message = ToolMessage(
+        content=content, tool_call_id=last_tool_call_id(state.get("messages") or []), artifact=outcome.model_dump()
+    )
     return ToolRun(message=message, outcome=outcome)
 
 
 def unavailable_tool_run(state: Mapping[str, Any], error: Exception) -> ToolRun:
     """The tool step for a tool that could not be reached at all."""
     outcome = ToolOutcome(
-        step=0, action=state.get("action") or "", executed=False, content=f"Error: {error}",
-        error=str(error), error_type=type(error).__name__,
+        step=0,
+        action=state.get("action") or "",
+        executed=False,
+        content=f"Error: {error}",
+        error=str(error),
+        error_type=type(error).__name__,
     )
-    message = ToolMessage(content=outcome.content, tool_call_id=last_tool_call_id(state.get("messages") or []), artifact=outcome.model_dump())
+    message = ToolMessage(
+        content=outcome.content,
+        tool_call_id=last_tool_call_id(state.get("messages") or []),
+        artifact=outcome.model_dump(),
+    )
     return ToolRun(message=message, outcome=outcome)
 
 
@@ -112,7 +129,9 @@ def run_from_message(state: Mapping[str, Any], message: ToolMessage) -> ToolRun:
         return ToolRun(message=message, outcome=ToolOutcome.model_validate(message.artifact))
     # a custom tool that returned plain text: non-empty text is a result
     text = str(message.content)
-    outcome = ToolOutcome(step=0, action=state.get("action") or "", executed=True, non_empty=bool(text.strip()), content=text)
+    outcome = ToolOutcome(
+        step=0, action=state.get("action") or "", executed=True, non_empty=bool(text.strip()), content=text
+    )
     return ToolRun(message=message, outcome=outcome)
 
 

@@ -44,7 +44,9 @@ def unbelieved_score_note(state: Mapping[str, Any]) -> str:
     """What the model is told when its high score was not taken as final (see `satisfied_by_score`)."""
     outcomes = state.get("outcomes") or []
     judged = ToolOutcome.model_validate(outcomes[-1]) if outcomes else None
-    why = "the query it judged failed" if judged is not None and judged.executed else "no query ran at the step it judged"
+    why = (
+        "the query it judged failed" if judged is not None and judged.executed else "no query ran at the step it judged"
+    )
     return f"Note: your score {state.get('last_score'):g} was not taken as final because {why}."
 
 
@@ -76,7 +78,12 @@ def check_stop(
 
 
 def _rank(outcome: ToolOutcome) -> tuple[bool, bool, float, int]:
-    return (outcome.error is None, outcome.non_empty, outcome.score if outcome.score is not None else -1.0, outcome.step)
+    return (
+        outcome.error is None,
+        outcome.non_empty,
+        outcome.score if outcome.score is not None else -1.0,
+        outcome.step,
+    )
 
 
 def answer_outcome(outcomes: list[ToolOutcome], stop_reason: StopReason | None) -> ToolOutcome | None:

@@ -96,7 +96,9 @@ def main_usage(state: Mapping[str, Any]) -> TokenUsage:
     return TokenUsage.model_validate(state.get("usage") or {})
 
 
-def ask(ctx: FlowContext, schema: type[T], system: str, user: str, *, spent: TokenUsage, left: int) -> tuple[T | None, TokenUsage, str | None]:
+def ask(
+    ctx: FlowContext, schema: type[T], system: str, user: str, *, spent: TokenUsage, left: int
+) -> tuple[T | None, TokenUsage, str | None]:
     """(parsed reply, `spent` plus this call, error). No call when `left` is 0 ("budget");
     a malformed reply is retried once, only if the budget allows it."""
     if left <= 0:

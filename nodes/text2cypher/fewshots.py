@@ -26,8 +26,53 @@ from schemas.errors import GraphDatabaseError, GraphNotFoundError
 EXAMPLE_LABEL = "Text2CypherExample"
 SEED_EXAMPLES = Path(__file__).resolve().parents[1] / "graphdb" / "demo" / "fewshot_examples.csv"
 STOPWORDS = frozenset(
-    "a an and are as at be by did do does for from has have how i in is it list me many much of on or show the "
-    "their them there these this to was were what when where which who whom whose with".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "list",
+        "me",
+        "many",
+        "much",
+        "of",
+        "on",
+        "or",
+        "show",
+        "the",
+        "their",
+        "them",
+        "there",
+        "these",
+        "this",
+        "to",
+        "was",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "with",
+    ]
 )
 Embedder = Callable[[str], list[float]]
 CANDIDATES_PER_RESULT = 5
@@ -103,7 +148,8 @@ class FewShotStore:
             params["embedding"] = [float(x) for x in self.embed(question)]
             embedding = ", embedding: vecf32($embedding)"
         self.db.write(
-            f"CREATE (:{EXAMPLE_LABEL} {{key: $key, question: $question, cypher: $cypher, source: $source{embedding}}})", params
+            f"CREATE (:{EXAMPLE_LABEL} {{key: $key, question: $question, cypher: $cypher, source: $source{embedding}}})",
+            params,
         )
         self._ensure_indexes(len(params["embedding"]) if "embedding" in params else None)
         return True
@@ -151,7 +197,11 @@ class FewShotStore:
                 )
                 rows = ranked(question, candidates, k)
             else:
-                rows = ranked(question, self._rows(f"MATCH (e:{EXAMPLE_LABEL}) RETURN e.question, e.cypher, e.source LIMIT 20000"), k)
+                rows = ranked(
+                    question,
+                    self._rows(f"MATCH (e:{EXAMPLE_LABEL}) RETURN e.question, e.cypher, e.source LIMIT 20000"),
+                    k,
+                )
         except GraphDatabaseError:
             return []  # no index yet (nothing stored): no examples rather than no answer
         return [FewShotExample(question=q, cypher=c, source=s or "seed") for q, c, s in rows]
@@ -162,7 +212,7 @@ class FewShotStore:
             return None
         try:
             return [float(x) for x in self.embed(question)]
-        except Exception:  # noqa: BLE001 - a failing embedding service must not cost the answer
+        except Exception:
             return None
 
     def clear(self) -> None:

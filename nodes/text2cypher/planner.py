@@ -51,7 +51,12 @@ def plan(state: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]:
         return {"stop_reason": "invalid_input", "error": APPROVAL_UNSUPPORTED}
     schema = schema_text(prune_schema(ctx.schema(), state["question"], ctx.schema_chars))
     planned, usage, error = ask(
-        ctx, SubQuestions, PLAN_PROMPT.format(schema=schema), state["question"], spent=main_usage(state), left=calls_left(ctx, state)
+        ctx,
+        SubQuestions,
+        PLAN_PROMPT.format(schema=schema),
+        state["question"],
+        spent=main_usage(state),
+        left=calls_left(ctx, state),
     )
     if planned is None:
         return failed_call(error, usage)
@@ -113,8 +118,12 @@ def check(state: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]:
     if calls_left(ctx, state) < RESERVED_CALLS:  # keep the summary's call
         return {"pending": []}
     verdict, usage, error = ask(
-        ctx, InformationCheck, CHECK_PROMPT.format(question=state["question"], gathered=gathered_text(state)),
-        "Check the information.", spent=main_usage(state), left=calls_left(ctx, state) - 1,
+        ctx,
+        InformationCheck,
+        CHECK_PROMPT.format(question=state["question"], gathered=gathered_text(state)),
+        "Check the information.",
+        spent=main_usage(state),
+        left=calls_left(ctx, state) - 1,
     )
     if verdict is None:
         return {**failed_call(error, usage), "pending": []}
@@ -123,7 +132,9 @@ def check(state: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]:
     pending = [] if verdict.enough or not more_rounds else _fitting(verdict.missing, ctx, after)
     emit("Information check", enough=verdict.enough, missing=pending)
     return {
-        "usage": usage.model_dump(), "pending": pending, "evaluated_ok": verdict.enough,
+        "usage": usage.model_dump(),
+        "pending": pending,
+        "evaluated_ok": verdict.enough,
         "round": state.get("round", 0) + (1 if pending else 0),
     }
 
@@ -141,8 +152,12 @@ def summarize_plan(state: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]
     if not subs:
         return {"stop_reason": reason, "answer": None}
     answer, usage, error = ask(
-        ctx, Summary, PLAN_SUMMARY_PROMPT.format(question=state["question"], gathered=gathered_text(state)), "Answer the question.",
-        spent=main_usage(state), left=calls_left(ctx, state),
+        ctx,
+        Summary,
+        PLAN_SUMMARY_PROMPT.format(question=state["question"], gathered=gathered_text(state)),
+        "Answer the question.",
+        spent=main_usage(state),
+        left=calls_left(ctx, state),
     )
     if answer is None:
         last = Attempt.model_validate(subs[-1]["attempt"])
@@ -152,4 +167,3 @@ def summarize_plan(state: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]
         text = without_surrogates(answer.answer)  # text for people: a model's lone surrogate shows as U+FFFD
     emit("Answer", answer=text, stop_reason=reason)
     return {"usage": usage.model_dump(), "answer": text, "stop_reason": reason}
-

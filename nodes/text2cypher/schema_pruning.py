@@ -56,7 +56,9 @@ def prune_schema(schema: GraphSchema, question: str, max_chars: int = DEFAULT_SC
     for node in ranked:
         if node.label not in wanted:
             continue
-        candidate = schema.model_copy(update={"nodes": [*kept, node], "relationships": _between(schema, {n.label for n in [*kept, node]})})
+        candidate = schema.model_copy(
+            update={"nodes": [*kept, node], "relationships": _between(schema, {n.label for n in [*kept, node]})}
+        )
         if kept and len(schema_text(candidate)) > max_chars:
             break
         kept.append(node)

@@ -48,9 +48,23 @@ def start(state: Mapping[str, Any], ctx: FlowContext | None = None) -> Update:
     """Reset the per-question fields, so a checkpointed thread can take a new question."""
     question = (state.get("question") or "").strip()
     update: Update = {
-        "question": question, "attempts": [], "corrections": 0, "evaluated_ok": False, "usage": {}, "answer": None,
-        "stop_reason": None, "error": None, "suggestions": [], "learned": False, "feedback": None, "cypher": "",
-        "mappings": [], "examples": [], "round": 0, "pending": [], "subanswers": None,
+        "question": question,
+        "attempts": [],
+        "corrections": 0,
+        "evaluated_ok": False,
+        "usage": {},
+        "answer": None,
+        "stop_reason": None,
+        "error": None,
+        "suggestions": [],
+        "learned": False,
+        "feedback": None,
+        "cypher": "",
+        "mappings": [],
+        "examples": [],
+        "round": 0,
+        "pending": [],
+        "subanswers": None,
     }
     if not question:
         update.update(stop_reason="invalid_input", error="the question is empty")
@@ -64,8 +78,12 @@ def guardrail(state: Mapping[str, Any], ctx: FlowContext) -> Update:
     except GraphDatabaseError as e:  # down, or too slow to describe itself
         return {"stop_reason": "tool_unavailable", "error": f"the schema could not be read: {e}"}
     decision, usage, error = ask(
-        ctx, GuardrailDecision, GUARDRAIL_PROMPT.format(domain=domain_text(schema)), state["question"],
-        spent=main_usage(state), left=calls_left(ctx, state),
+        ctx,
+        GuardrailDecision,
+        GUARDRAIL_PROMPT.format(domain=domain_text(schema)),
+        state["question"],
+        spent=main_usage(state),
+        left=calls_left(ctx, state),
     )
     if decision is None:
         return failed_call(error, usage)
@@ -85,7 +103,11 @@ def guardrail(state: Mapping[str, Any], ctx: FlowContext) -> Update:
 def prompt_parts(state: Mapping[str, Any], ctx: FlowContext, question: str) -> tuple[str, list[dict[str, str]]]:
     """(pruned schema text, few-shot examples) for generating a query for `question`."""
     schema = prune_schema(ctx.schema(), question, ctx.schema_chars)
-    examples = [e.model_dump(include={"question", "cypher"}) for e in ctx.store.search(question, ctx.few_shot_k)] if ctx.store else []
+    examples = (
+        [e.model_dump(include={"question", "cypher"}) for e in ctx.store.search(question, ctx.few_shot_k)]
+        if ctx.store
+        else []
+    )
     return schema_text(schema), examples
 
 
@@ -93,8 +115,12 @@ def generate(state: Mapping[str, Any], ctx: FlowContext) -> Update:
     """Draft the query, with the examples most similar to the question."""
     schema, examples = prompt_parts(state, ctx, state["question"])
     query, usage, error = ask(
-        ctx, CypherQuery, generate_prompt(schema, ctx.db.dialect, examples, on_graph=ctx.examples_on_graph), state["question"],
-        spent=main_usage(state), left=calls_left(ctx, state),
+        ctx,
+        CypherQuery,
+        generate_prompt(schema, ctx.db.dialect, examples, on_graph=ctx.examples_on_graph),
+        state["question"],
+        spent=main_usage(state),
+        left=calls_left(ctx, state),
     )
     if query is None:
         return failed_call(error, usage)
@@ -106,8 +132,12 @@ def correct(state: Mapping[str, Any], ctx: FlowContext) -> Update:
     """Rewrite the query with the database's error or the evaluator's critique."""
     mappings = [ValueMapping.model_validate(m) for m in state.get("mappings") or []]
     told = f"Values were mapped to the stored ones: {describe_mappings(mappings)}." if mappings else ""
-    user = CORRECT_INSTRUCTION.format(question=state["question"], cypher=state["cypher"], feedback=state.get("feedback"), mappings=told)
-    system = generate_prompt(state.get("schema_text", ""), ctx.db.dialect, state.get("examples") or [], on_graph=ctx.examples_on_graph)
+    user = CORRECT_INSTRUCTION.format(
+        question=state["question"], cypher=state["cypher"], feedback=state.get("feedback"), mappings=told
+    )
+    system = generate_prompt(
+        state.get("schema_text", ""), ctx.db.dialect, state.get("examples") or [], on_graph=ctx.examples_on_graph
+    )
     query, usage, error = ask(ctx, CypherQuery, system, user, spent=main_usage(state), left=calls_left(ctx, state))
     if query is None:
         return failed_call(error, usage)
@@ -137,13 +167,17 @@ def run_query(ctx: FlowContext, cypher: str, mappings: list[dict[str, str]]) -> 
         result = ctx.db.query(cypher, timeout=ctx.query_timeout, row_cap=ctx.row_cap)
     except QueryError as e:
         return Attempt(cypher=cypher, error=f"{type(e).__name__}: {e.message}", mappings=mappings)  # type: ignore[arg-type]
-    return Attempt(cypher=cypher, columns=result.columns, rows=result.rows, truncated=result.truncated, mappings=mappings)  # type: ignore[arg-type]
+    return Attempt(
+        cypher=cypher, columns=result.columns, rows=result.rows, truncated=result.truncated, mappings=mappings
+    )  # type: ignore[arg-type]
 
 
 def execute(state: Mapping[str, Any], ctx: FlowContext) -> Update:
     cypher = state["cypher"]
     if ctx.require_approval:  # pause for a person (LangGraph interrupt); an edit is still read-only
-        decision = read_decision(interrupt(approval_request(state["question"], cypher, len(state.get("attempts") or []) + 1)))
+        decision = read_decision(
+            interrupt(approval_request(state["question"], cypher, len(state.get("attempts") or []) + 1))
+        )
         if decision.action == "reject":
             return {"stop_reason": "rejected", "error": decision.reason}
         cypher = decision.query or cypher
@@ -151,7 +185,13 @@ def execute(state: Mapping[str, Any], ctx: FlowContext) -> Update:
         attempt = run_query(ctx, cypher, state.get("mappings") or [])
     except DatabaseUnavailableError as e:
         return {"stop_reason": "tool_unavailable", "error": str(e)}
-    emit("Cypher execution", cypher=attempt.cypher, rows=len(attempt.rows), truncated=attempt.truncated, error=attempt.error)
+    emit(
+        "Cypher execution",
+        cypher=attempt.cypher,
+        rows=len(attempt.rows),
+        truncated=attempt.truncated,
+        error=attempt.error,
+    )
     return {"attempts": [*(state.get("attempts") or []), attempt.model_dump()], "feedback": attempt.error}
 
 
@@ -164,21 +204,32 @@ def evaluate(state: Mapping[str, Any], ctx: FlowContext) -> Update:
     attempts = attempts_of(state)
     last = attempts[-1]
     if not last.rows:
-        critique: str | None = "The query returned no rows. Check the labels, the relationship direction and the values' spelling."
+        critique: str | None = (
+            "The query returned no rows. Check the labels, the relationship direction and the values' spelling."
+        )
     elif all_null(last):
         critique = "Every value in the rows is null: the query reads properties that are missing; filter nulls or use other properties."
     else:
         summary, rows = rows_text(last.columns, last.rows, last.truncated)
         verdict, usage, error = ask(
-            ctx, Evaluation, EVALUATE_PROMPT.format(question=state["question"], cypher=last.cypher, summary=summary, rows=rows),
-            "Judge the result.", spent=main_usage(state), left=calls_left(ctx, state),
+            ctx,
+            Evaluation,
+            EVALUATE_PROMPT.format(question=state["question"], cypher=last.cypher, summary=summary, rows=rows),
+            "Judge the result.",
+            spent=main_usage(state),
+            left=calls_left(ctx, state),
         )
         if verdict is None:
             return failed_call(error, usage)
         critique = None if verdict.ok else (verdict.critique or "The rows do not answer the question.")
         emit("Evaluation", ok=verdict.ok, critique=critique)
         attempts[-1] = last.model_copy(update={"critique": critique})
-        return {"usage": usage.model_dump(), "evaluated_ok": verdict.ok, "feedback": critique, "attempts": [a.model_dump() for a in attempts]}
+        return {
+            "usage": usage.model_dump(),
+            "evaluated_ok": verdict.ok,
+            "feedback": critique,
+            "attempts": [a.model_dump() for a in attempts],
+        }
     emit("Evaluation", ok=False, critique=critique)
     attempts[-1] = last.model_copy(update={"critique": critique})
     return {"evaluated_ok": False, "feedback": critique, "attempts": [a.model_dump() for a in attempts]}
@@ -186,7 +237,10 @@ def evaluate(state: Mapping[str, Any], ctx: FlowContext) -> Update:
 
 def best_attempt(attempts: list[Attempt]) -> Attempt | None:
     """The latest attempt that ran with rows and no critique; else the latest that ran; else the last."""
-    for wanted in (lambda a: a.error is None and a.rows and not a.critique and not all_null(a), lambda a: a.error is None):
+    for wanted in (
+        lambda a: a.error is None and a.rows and not a.critique and not all_null(a),
+        lambda a: a.error is None,
+    ):
         chosen = next((a for a in reversed(attempts) if wanted(a)), None)
         if chosen is not None:
             return chosen
@@ -195,7 +249,9 @@ def best_attempt(attempts: list[Attempt]) -> Attempt | None:
 
 def _why_it_ended(state: Mapping[str, Any], ctx: FlowContext) -> str:
     last = attempts_of(state)[-1] if state.get("attempts") else None
-    unresolved = last is None or last.error is not None or (ctx.flow == "retry_evaluate" and not state.get("evaluated_ok"))
+    unresolved = (
+        last is None or last.error is not None or (ctx.flow == "retry_evaluate" and not state.get("evaluated_ok"))
+    )
     if not unresolved:
         return "answered"
     if ctx.corrections_allowed == 0:
@@ -229,8 +285,12 @@ def summarize(state: Mapping[str, Any], ctx: FlowContext) -> Update:
     mappings = [ValueMapping.model_validate(m) for m in chosen.mappings]
     told = f"Values in the question were mapped to stored values: {describe_mappings(mappings)}.\n" if mappings else ""
     summary, rows = rows_text(chosen.columns, chosen.rows, chosen.truncated)
-    prompt = SUMMARIZE_PROMPT.format(question=state["question"], cypher=chosen.cypher, summary=summary, rows=rows, mappings=told)
-    answer, usage, error = ask(ctx, Summary, prompt, "Answer the question.", spent=main_usage(state), left=calls_left(ctx, state))
+    prompt = SUMMARIZE_PROMPT.format(
+        question=state["question"], cypher=chosen.cypher, summary=summary, rows=rows, mappings=told
+    )
+    answer, usage, error = ask(
+        ctx, Summary, prompt, "Answer the question.", spent=main_usage(state), left=calls_left(ctx, state)
+    )
     update["usage"] = usage.model_dump()
     if answer is None:
         update.update(answer=fallback_answer(chosen, "budget" if error == "budget" else "model_error"))
@@ -241,7 +301,7 @@ def summarize(state: Mapping[str, Any], ctx: FlowContext) -> Update:
     if _learnable(state, ctx, chosen):
         try:
             update["learned"] = ctx.store.add(state["question"], chosen.cypher, source="learned")  # type: ignore[union-attr]
-        except Exception as e:  # noqa: BLE001 - a store that fails (or a failing embed) must not lose the answer
+        except Exception as e:
             update["learned"], update["error"] = False, f"the example could not be stored: {type(e).__name__}: {e}"
         emit("Learned example", learned=update["learned"], cypher=chosen.cypher)
     emit("Answer", answer=update["answer"], stop_reason=update["stop_reason"])
@@ -252,6 +312,12 @@ def _learnable(state: Mapping[str, Any], ctx: FlowContext, chosen: Attempt) -> b
     """A correction that ran and that the evaluator accepted; never a failed or rejected query."""
     attempts = attempts_of(state)
     return bool(
-        ctx.learn and ctx.store is not None and ctx.flow == "retry_evaluate" and state.get("corrections", 0) > 0
-        and state.get("evaluated_ok") and attempts and attempts[-1].cypher == chosen.cypher and chosen.error is None
+        ctx.learn
+        and ctx.store is not None
+        and ctx.flow == "retry_evaluate"
+        and state.get("corrections", 0) > 0
+        and state.get("evaluated_ok")
+        and attempts
+        and attempts[-1].cypher == chosen.cypher
+        and chosen.error is None
     )

@@ -61,14 +61,19 @@ def literals_in(cypher: str) -> list[tuple[str, str, str, int]]:
         if var:
             labels.setdefault(var, label)
         if node.group(3):
-            found += [(label, e.group(1), e.group(2), node.start(3) + e.start(2)) for e in _MAP_ENTRY.finditer(node.group(3))]
+            found += [
+                (label, e.group(1), e.group(2), node.start(3) + e.start(2)) for e in _MAP_ENTRY.finditer(node.group(3))
+            ]
     for m in _EQUALS.finditer(cypher):
         var, prop, at = (m.group(1), m.group(2), 3) if m.group(1) else (m.group(5), m.group(6), 4)
         if var in labels:
             found.append((labels[var], prop, m.group(at), m.start(at)))
     for m in _IN_LIST.finditer(cypher):
         if m.group(1) in labels:
-            found += [(labels[m.group(1)], m.group(2), item.group(0), m.start(3) + item.start()) for item in re.finditer(_STRING, m.group(3))]
+            found += [
+                (labels[m.group(1)], m.group(2), item.group(0), m.start(3) + item.start())
+                for item in re.finditer(_STRING, m.group(3))
+            ]
     return sorted(set(found), key=lambda item: item[3])
 
 
@@ -89,7 +94,13 @@ def one_typo(word: str, target: str) -> bool:
     John), and never at either end (Paul, Paula; Hank, Hanks)."""
     if len(word) == len(target):
         diffs = [i for i, (a, b) in enumerate(zip(word, target, strict=True)) if a != b]
-        return len(diffs) == 2 and diffs[1] == diffs[0] + 1 and diffs[0] > 0 and word[diffs[0]] == target[diffs[1]] and word[diffs[1]] == target[diffs[0]]
+        return (
+            len(diffs) == 2
+            and diffs[1] == diffs[0] + 1
+            and diffs[0] > 0
+            and word[diffs[0]] == target[diffs[1]]
+            and word[diffs[1]] == target[diffs[0]]
+        )
     short, long = sorted((word, target), key=len)
     if len(long) - len(short) != 1:
         return False
@@ -127,7 +138,11 @@ def closest_value(given: str, stored: list[str]) -> str | None:
     same = [value for value in stored if squashed and _squash(value) == squashed and not looks_like_identifier(value)]
     if same:
         return _unique(same)
-    scored = [(d, value) for value in stored if not looks_like_identifier(value) and (d := name_typos(given, value)) is not None]
+    scored = [
+        (d, value)
+        for value in stored
+        if not looks_like_identifier(value) and (d := name_typos(given, value)) is not None
+    ]
     if not scored:
         return None
     best = min(d for d, _ in scored)

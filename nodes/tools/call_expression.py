@@ -15,7 +15,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-
 MAX_EXPRESSION_CHARS = 4000  # longer text is not a tool call; it would only cost parse time and memory
 
 
@@ -27,7 +26,9 @@ def parse_call_expression(expression: str) -> tuple[str, list[Any], dict[str, An
     """(tool name, positional arguments, keyword arguments) of `name(arg, key=value)`."""
     text = expression.strip()
     if len(text) > MAX_EXPRESSION_CHARS:
-        raise CallExpressionError(f"the action is {len(text)} characters long; a call is at most {MAX_EXPRESSION_CHARS}")
+        raise CallExpressionError(
+            f"the action is {len(text)} characters long; a call is at most {MAX_EXPRESSION_CHARS}"
+        )
     try:
         tree = ast.parse(text, mode="eval")
         call = tree.body
@@ -53,7 +54,9 @@ def _literal(text: str, node: ast.expr) -> Any:
         return ast.literal_eval(node)
     except (ValueError, SyntaxError, TypeError) as e:
         shown = (ast.get_source_segment(text, node) or "?")[:200]
-        raise CallExpressionError(f"the argument `{shown}` is not a literal value (a number, string, list or dict)") from e
+        raise CallExpressionError(
+            f"the argument `{shown}` is not a literal value (a number, string, list or dict)"
+        ) from e
 
 
 def _value(value: Any) -> str:
@@ -73,7 +76,9 @@ class FunctionExpression(BaseModel):
     action: str
 
     @classmethod
-    def from_function(cls, func: Callable[..., Any], thought: str = "", *args: Any, **kwargs: Any) -> FunctionExpression:
+    def from_function(
+        cls, func: Callable[..., Any], thought: str = "", *args: Any, **kwargs: Any
+    ) -> FunctionExpression:
         """The example `func(*args, **kwargs)`, checked against the function's signature."""
         try:
             inspect.signature(func).bind(*args, **kwargs)

@@ -62,8 +62,12 @@ def run_cypher(
 
 def _error_outcome(query: str, error: QueryError, timeout: float | None) -> ToolOutcome:
     return ToolOutcome(
-        step=0, action=query, executed=True, content=f"Query: {query}\n{_error_text(error, timeout)}",
-        error=error.message, error_type=type(error).__name__,
+        step=0,
+        action=query,
+        executed=True,
+        content=f"Query: {query}\n{_error_text(error, timeout)}",
+        error=error.message,
+        error_type=type(error).__name__,
     )
 
 
@@ -78,4 +82,3 @@ def _result_outcome(query: str, result: QueryResult, rows_in_message: int) -> To
         rows=result.rows,
         truncated=result.truncated,
     )
-

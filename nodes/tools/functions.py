@@ -55,9 +55,13 @@ class FunctionTool:
                 func, name=self.name, description=description or f"{self.name}{self.signature}"
             )
         else:  # the summary describes the tool; an Args section (if any) describes each parameter
-            self.tool = StructuredTool.from_function(func, name=self.name, parse_docstring=True, error_on_invalid_docstring=False)
+            self.tool = StructuredTool.from_function(
+                func, name=self.name, parse_docstring=True, error_on_invalid_docstring=False
+            )
         self.description = " ".join(self.tool.description.split())
-        self.parameters = [p for p in self.signature.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        self.parameters = [
+            p for p in self.signature.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
 
     def describe(self) -> str:
         """How the tool is listed in a text prompt: its call signature and what it does."""
@@ -67,7 +71,9 @@ class FunctionTool:
         """Positional and named arguments as one mapping of parameter names."""
         names = [p.name for p in self.parameters]
         if len(positional) > len(names):
-            raise ToolArgumentsError(f"{self.name} takes {len(names)} arguments ({', '.join(names)}), got {len(positional)} positional")
+            raise ToolArgumentsError(
+                f"{self.name} takes {len(names)} arguments ({', '.join(names)}), got {len(positional)} positional"
+            )
         args = dict(zip(names, positional))
         for key, value in named.items():
             if key in args:
@@ -75,7 +81,9 @@ class FunctionTool:
             args[key] = value
         unknown = sorted(set(args) - set(names))
         if unknown:
-            raise ToolArgumentsError(f"{self.name} has no parameter {', '.join(map(repr, unknown))}; its parameters are {', '.join(names)}")
+            raise ToolArgumentsError(
+                f"{self.name} has no parameter {', '.join(map(repr, unknown))}; its parameters are {', '.join(names)}"
+            )
         return args
 
     def run(self, args: dict[str, Any]) -> Any:

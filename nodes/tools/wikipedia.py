@@ -18,9 +18,9 @@ from nodes.tools.wikipedia_backends import (
     LocalCorpus,
     MediaWikiAPI,
     PageNotFoundError,
+    WikiPage,
     WikipediaBackend,
     WikipediaError,
-    WikiPage,
 )
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'“‘(\[])")
@@ -52,7 +52,9 @@ class Observation:
 class WikipediaTools:
     """`search` and `lookup` over a backend: the live API by default, or a `LocalCorpus`."""
 
-    def __init__(self, backend: WikipediaBackend | None = None, *, sentences: int = 3, context_length: int = 200) -> None:
+    def __init__(
+        self, backend: WikipediaBackend | None = None, *, sentences: int = 3, context_length: int = 200
+    ) -> None:
         self.backend = backend if backend is not None else MediaWikiAPI()
         self.sentence_count = max(1, sentences)
         self.context_length = max(20, context_length)

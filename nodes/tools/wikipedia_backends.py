@@ -75,7 +75,12 @@ class MediaWikiAPI:
     """
 
     def __init__(
-        self, api_url: str = DEFAULT_API_URL, *, timeout: float = 10.0, user_agent: str = USER_AGENT, cache_size: int = 64
+        self,
+        api_url: str = DEFAULT_API_URL,
+        *,
+        timeout: float = 10.0,
+        user_agent: str = USER_AGENT,
+        cache_size: int = 64,
     ) -> None:
         self.api_url = api_url
         self.timeout = timeout
@@ -111,10 +116,16 @@ class MediaWikiAPI:
             if cached is not None:
                 self._cache.move_to_end(key)
                 return cached
-        data = self._get({
-            "prop": "extracts|info|pageprops", "explaintext": 1, "inprop": "url",
-            "ppprop": "disambiguation", "redirects": 1, "titles": key,
-        })
+        data = self._get(
+            {
+                "prop": "extracts|info|pageprops",
+                "explaintext": 1,
+                "inprop": "url",
+                "ppprop": "disambiguation",
+                "redirects": 1,
+                "titles": key,
+            }
+        )
         pages = data.get("query", {}).get("pages") or [{}]
         found = pages[0]
         if found.get("missing") or found.get("invalid") or "title" not in found:
@@ -141,8 +152,15 @@ class LocalCorpus:
     """Pages from a JSON file: `{"pages": [{"title", "url", "content"}], "redirects": {from: to},
     "disambiguation": [titles]}`. For offline use, tests, and private wikis exported to a file."""
 
-    def __init__(self, pages: list[dict[str, str]], redirects: dict[str, str] | None = None, disambiguation: list[str] | None = None) -> None:
-        self._pages = {normalise_title(p["title"]): WikiPage(p["title"], p.get("url", ""), p.get("content", "")) for p in pages}
+    def __init__(
+        self,
+        pages: list[dict[str, str]],
+        redirects: dict[str, str] | None = None,
+        disambiguation: list[str] | None = None,
+    ) -> None:
+        self._pages = {
+            normalise_title(p["title"]): WikiPage(p["title"], p.get("url", ""), p.get("content", "")) for p in pages
+        }
         self._redirects = {normalise_title(k): normalise_title(v) for k, v in (redirects or {}).items()}
         self._ambiguous = {normalise_title(t) for t in disambiguation or []}
 
