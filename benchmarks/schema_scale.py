@@ -21,9 +21,10 @@ import statistics
 import time
 
 from benchmarks.harness import TimedDatabase, machine, movies_database, proc_status_kb
+from nodes.common.schema_text import schema_text
 from nodes.graphdb import FalkorDBGraph
 from nodes.graphdb.introspect import sample_schema
-from nodes.prompts.kg_query import build_kg_prompt, schema_text
+from nodes.prompts.kg_query import build_kg_prompt
 from nodes.text2cypher.schema_pruning import DEFAULT_SCHEMA_CHARS, prune_schema
 from schemas.errors import QueryTimeoutError
 

@@ -18,9 +18,9 @@ from graphs.cli_graphs import require_graph
 from graphs.exit_codes import EXIT_ANSWERED, EXIT_DATABASE, EXIT_NO_ANSWER
 from graphs.text2cypher_flow import Text2CypherFlow
 from nodes.graphdb import connect
-from nodes.graphdb.connect import opened
+from nodes.graphdb.connect import load_demo_if_new, open_database, opened
+from nodes.graphdb.locations import DEFAULT_GRAPH, default_connection_args
 from nodes.models.resolve import chat_model_from_env
-from nodes.run_context import DEFAULT_GRAPH, default_connection_args, load_demo_if_new, open_database
 from schemas.errors import ConfigurationError
 
 NEXT_STEP = {

@@ -27,7 +27,7 @@ from nodes.graphdb import connect, load_cypher_script
 from nodes.graphdb.atomic_load import SCRATCH_MARK, load_atomically
 from nodes.graphdb.connect import checked_name
 from nodes.graphdb.csv_loader import load_nodes_csv, load_relationships_csv, parse_endpoint, parse_types
-from nodes.run_context import DEFAULT_GRAPH
+from nodes.graphdb.locations import DEFAULT_GRAPH
 from schemas.errors import ConfigurationError, QueryError
 
 EXAMPLES_SUFFIX = "__examples"

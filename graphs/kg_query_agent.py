@@ -26,9 +26,14 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.types import interrupt
 
 from graphs.reflexion_agent import ReflexionAgent
-from nodes.graphdb.connect import backend_of, opened
+from nodes.common.approval import approval_request, read_decision
+from nodes.common.responder import Responder
+from nodes.common.responder_with_retries import ResponderWithRetries
+from nodes.graphdb.connect import open_database, opened
 from nodes.graphdb.hook_database import HookDatabase, connect_hook
+from nodes.graphdb.locations import backend_of, default_connection_args, run_database_args
 from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP, GraphDatabase
+from nodes.keyed_cache import KeyedCache
 from nodes.models.resolve import chat_model_from_env
 from nodes.prompts.kg_query import (
     DIALECT_NOTES,
@@ -37,20 +42,9 @@ from nodes.prompts.kg_query import (
     REVISE_INSTRUCTION,
     build_kg_prompt,
 )
-from nodes.reflexion.approval import approval_request, read_decision
-from nodes.reflexion.responder import Responder
-from nodes.reflexion.responder_with_retries import ResponderWithRetries
 from nodes.reflexion.steps import last_tool_call_id, latest_action, run_from_message
 from nodes.reflexion.stop_rules import DEFAULT_MAX_STEPS
-from nodes.run_context import (
-    APPROVAL_ENV,
-    KeyedCache,
-    default_connection_args,
-    env_flag,
-    lower,
-    open_database,
-    run_database_args,
-)
+from nodes.run_context import APPROVAL_ENV, env_flag, lower
 from nodes.run_limits import recorded
 from nodes.settings_checks import seconds, whole_number
 from nodes.tools.cypher import DEFAULT_ROWS_IN_MESSAGE, run_cypher

@@ -21,8 +21,9 @@ from langchain_core.messages import BaseMessage
 from graphs.exit_codes import EXIT_ANSWERED, EXIT_CONFIGURATION, EXIT_DATABASE, EXIT_NO_ANSWER
 from graphs.kg_query_agent import KGQueryReflexionAgent
 from nodes.graphdb import connect
+from nodes.graphdb.connect import load_demo_if_new
+from nodes.graphdb.locations import default_connection_args
 from nodes.models.resolve import chat_model_from_env
-from nodes.run_context import default_connection_args, load_demo_if_new
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
 from schemas.reflexion import ReflexionAgentResult, ToolOutcome
 

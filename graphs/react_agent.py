@@ -21,6 +21,8 @@ from langchain_core.messages import HumanMessage
 from graphs.action_loop_agent import ActionLoopAgent
 from graphs.reflexion_agent import StepCallback
 from nodes.checkpoints import DURABLE
+from nodes.common.responder import usage_of
+from nodes.keyed_cache import KeyedCache
 from nodes.models.resolve import chat_model_from_env
 from nodes.models.wire import sendable, without_surrogates
 from nodes.prompts.react_tools import DEFAULT_EXAMPLES, REACT_SYSTEM_TEMPLATE, check_template, react_system_prompt
@@ -28,8 +30,6 @@ from nodes.react.action_responder import ActionResponder
 from nodes.react.function_step import run_function_action
 from nodes.react.results import react_result
 from nodes.react.tool_protocol import read_tool_reply
-from nodes.reflexion.responder import usage_of
-from nodes.run_context import KeyedCache
 from nodes.tools.call_expression import FunctionExpression
 from nodes.tools.functions import FINISH, LLM_FALLBACK, LLM_FALLBACK_DESCRIPTION, FunctionTool, finish, function_tools
 from schemas.errors import ConfigurationError

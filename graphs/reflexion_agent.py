@@ -30,11 +30,12 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 
 from nodes.checkpoints import DURABLE, INTERRUPT, paused_on, resolve_checkpointer, resume_plan
+from nodes.common.responder import Responder, ResponderReply
+from nodes.common.responder_with_retries import ResponderWithRetries, arespond_with, respond_with
+from nodes.keyed_cache import KeyedCache
 from nodes.models.resolve import chat_model_from_env, resolve_chat_model
 from nodes.models.wire import without_surrogates
 from nodes.reflexion.prompt_view import prompt_messages
-from nodes.reflexion.responder import Responder, ResponderReply
-from nodes.reflexion.responder_with_retries import ResponderWithRetries, arespond_with, respond_with
 from nodes.reflexion.scoring import parse_score
 from nodes.reflexion.steps import (
     default_action_of,
@@ -60,14 +61,7 @@ from nodes.reflexion.stop_rules import (
     satisfied_by_score,
     unbelieved_score_note,
 )
-from nodes.run_context import (
-    KeyedCache,
-    checked_context,
-    current_context,
-    runtime_context,
-    started_context,
-    stored_context,
-)
+from nodes.run_context import checked_context, current_context, runtime_context, started_context, stored_context
 from nodes.run_limits import limits_of, recorded, recorded_limits, refuse_raised_limits, with_limits
 from nodes.settings_checks import checkpointer_setting, whole_number
 from schemas.errors import ConfigurationError, DatabaseUnavailableError

@@ -23,12 +23,12 @@ from graphs.action_loop_agent import ActionLoopAgent
 from graphs.reflexion_agent import StepCallback
 from nodes.checkpoints import DURABLE
 from nodes.extraction.validation import read_extraction_reply, run_validation, validate_data
+from nodes.keyed_cache import KeyedCache
 from nodes.models.resolve import chat_model_from_env
 from nodes.prompts.extraction import EXTRACTION_SYSTEM_PROMPT, extraction_prompt
 from nodes.react.action_responder import ActionResponder
 from nodes.reflexion.steps import outcomes_of, usage_of_state
 from nodes.reflexion.stop_rules import MAX_STEPS_LIMIT
-from nodes.run_context import KeyedCache
 from schemas.errors import ConfigurationError
 from schemas.extraction import ExtractionAttempt, ExtractionResult, RawExtraction
 from schemas.reflexion import ReflexionState, StopReason, ToolOutcome, ToolRun

@@ -26,25 +26,23 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
 from nodes.checkpoints import DURABLE, paused_on, resolve_checkpointer, resume_plan
-from nodes.graphdb.connect import opened
+from nodes.graphdb.connect import open_database, opened
 from nodes.graphdb.demo_data import is_movies_graph
+from nodes.graphdb.locations import default_connection_args, run_database_args
 from nodes.graphdb.protocol import (
     DEFAULT_QUERY_TIMEOUT_S,
     DEFAULT_ROW_CAP,
     GraphDatabase,
     graph_exists,
 )
+from nodes.keyed_cache import KeyedCache
 from nodes.models.resolve import chat_model_from_env, resolve_chat_model
 from nodes.run_context import (
     APPROVAL_ENV,
-    KeyedCache,
     checked_context,
     current_context,
-    default_connection_args,
     env_flag,
     lower,
-    open_database,
-    run_database_args,
     runtime_context,
     started_context,
     stored_context,

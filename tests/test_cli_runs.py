@@ -226,7 +226,7 @@ def test_an_unusable_checkpoint_file_is_a_configuration_error(stub, capsys, monk
     ],
 )
 def test_database_urls_name_host_port_credentials_and_graph(url, expected):
-    from nodes.run_context import connection_args_from_url
+    from nodes.graphdb.locations import connection_args_from_url
 
     args = connection_args_from_url(url)
     assert {k: args[k] for k in expected} == expected
@@ -236,7 +236,7 @@ def test_database_urls_name_host_port_credentials_and_graph(url, expected):
     "url", ["falkordb://h:notaport", "falkordb://h:99999", "bolt://h?database=x", "http://h", "falkordb://"]
 )
 def test_a_bad_database_url_is_a_configuration_error(url):
-    from nodes.run_context import connection_args_from_url
+    from nodes.graphdb.locations import connection_args_from_url
     from schemas.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError):

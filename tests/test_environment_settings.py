@@ -8,8 +8,8 @@ import pytest
 from langchain_openai import ChatOpenAI
 
 from graphs.cli import main
+from nodes.graphdb.locations import default_connection_args
 from nodes.models.resolve import chat_model_from_env
-from nodes.run_context import default_connection_args
 from schemas.errors import ConfigurationError
 from tests.openai_stub import OpenAIStub
 from tests.test_main_job import closed_port

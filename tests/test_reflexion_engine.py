@@ -7,8 +7,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel, Field
 
 from graphs.reflexion_agent import ReflexionAgent
+from nodes.common.responder import Responder
 from nodes.models import ScriptedChatModel, tool_reply
-from nodes.reflexion.responder import Responder
 from nodes.reflexion.steps import last_tool_call_id
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
-from nodes.run_context import KeyedCache
+from nodes.keyed_cache import KeyedCache
 from tests.openai_stub import OpenAIStub, multiply_then_finish
 
 

@@ -33,8 +33,8 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from nodes.graphdb import FalkorDBGraph
+from nodes.keyed_cache import KeyedCache
 from nodes.react.results import react_result
-from nodes.run_context import KeyedCache
 from nodes.tools.wikipedia import WikipediaTools
 from nodes.tools.wikipedia_backends import LocalCorpus, MediaWikiAPI
 from schemas.reflexion import StopReason

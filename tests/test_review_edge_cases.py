@@ -9,9 +9,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs.kg_query_agent import KGQueryReflexionAgent
+from nodes.common.responder import parse_reply
 from nodes.graphdb.embedded import EmbeddedFalkorDB
 from nodes.models import ScriptedChatModel
-from nodes.reflexion.responder import parse_reply
 from nodes.reflexion.scoring import parse_score
 from schemas.errors import WriteQueryRefusedError
 from schemas.kg_query import GenerateQuery

@@ -7,8 +7,8 @@ import math
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
+from nodes.common.responder import Responder, parse_reply
 from nodes.models import ScriptedChatModel, tool_reply
-from nodes.reflexion.responder import Responder, parse_reply
 from nodes.reflexion.scoring import parse_score
 from schemas.kg_query import GenerateQuery, ReviseQuery
 

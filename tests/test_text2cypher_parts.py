@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 
+from nodes.common.schema_text import schema_text
 from nodes.graphdb import FalkorDBGraph
-from nodes.prompts.kg_query import schema_text
 from nodes.text2cypher.fewshots import SEED_EXAMPLES, FewShotStore, question_key
 from nodes.text2cypher.schema_pruning import prune_schema
 from nodes.text2cypher.value_mapping import ValueMapper, closest_value, literals_in

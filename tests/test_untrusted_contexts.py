@@ -11,7 +11,7 @@ import pytest
 
 from graphs.kg_query_agent import KGQueryReflexionAgent
 from graphs.text2cypher_flow import Text2CypherFlow
-from nodes.run_context import connection_args_from_url
+from nodes.graphdb.locations import connection_args_from_url
 from schemas.errors import ConfigurationError
 from tests.conftest import TOM_HANKS_QUERY, draft, make_agent, revise
 from tests.flow_script import flow_model

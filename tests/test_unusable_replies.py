@@ -26,8 +26,8 @@ from graphs.kg_query_agent import KGQueryReflexionAgent
 from graphs.react_agent import ReActAgent
 from graphs.structured_output_agent import StructuredOutputReflectionAgent
 from graphs.text2cypher_flow import Text2CypherFlow
+from nodes.common.responder_with_retries import ResponderWithRetries, reply_from_output
 from nodes.graphdb import Neo4jGraph
-from nodes.reflexion.responder_with_retries import ResponderWithRetries, reply_from_output
 from nodes.tools.arithmetic import ARITHMETIC_TOOLS
 from nodes.tools.wikipedia import WikipediaTools
 from nodes.tools.wikipedia_backends import LocalCorpus, MediaWikiAPI

@@ -1,4 +1,4 @@
-"""Choose and open a backend from the seed's `connection_args`."""
+"""Open a database: choose the backend from biochatter's `connection_args`, or from the environment."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from nodes.graphdb.falkordb_graph import FalkorDBGraph
+from nodes.graphdb.locations import DEFAULT_GRAPH, backend_is_embedded, backend_of, default_connection_args
 from nodes.graphdb.neo4j_graph import Neo4jGraph, neo4j_uri
 from nodes.graphdb.protocol import GraphDatabase
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
@@ -78,12 +79,6 @@ def _check_keys(args: dict[str, Any], allowed: set[str], backend: str) -> None:
         )
 
 
-def backend_of(connection_args: dict[str, Any] | None) -> str:
-    """The backend `connect(connection_args)` would open, without connecting."""
-    args = connection_args or {}
-    return str(args.get("backend") or ("neo4j" if args.keys() & {"host", "port", "uri", "url"} else "falkordb")).lower()
-
-
 def where(connection_args: dict[str, Any] | None) -> str:
     """The server `connection_args` name, for messages (never the credentials); None: a database object."""
     if connection_args is None:
@@ -112,3 +107,22 @@ def opened(open_database: Callable[[], T], connection_args: dict[str, Any] | Non
         raise DatabaseUnavailableError(
             f"{where(connection_args)} could not be opened ({type(e).__name__}: {e}); is it the database named?"
         ) from e
+
+
+def open_database(connection_args: dict[str, Any] | None = None) -> Any:
+    """Open the database `connection_args` name (default: the environment's). The embedded
+    movies graph is loaded on first use, so a fresh install answers questions about it."""
+    args = dict(connection_args) if connection_args else default_connection_args()
+    db = connect(args)
+    load_demo_if_new(db, args)
+    return db
+
+
+def load_demo_if_new(db: Any, connection_args: dict[str, Any]) -> Any:
+    """Load the movies graph into the embedded database's `movies` graph if it is empty; the
+    load report, or None when nothing was loaded (another graph, another server, already there)."""
+    from nodes.graphdb.demo_data import ensure_movies_graph  # the loader, only when a graph is opened
+
+    if backend_is_embedded(connection_args) and (connection_args.get("graph") or DEFAULT_GRAPH) == DEFAULT_GRAPH:
+        return ensure_movies_graph(db)
+    return None

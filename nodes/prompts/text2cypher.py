@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from nodes.prompts.kg_query import DIALECT_NOTES
+from nodes.common.schema_text import DIALECT_NOTES
 from schemas.graphdb import Dialect, GraphSchema
 
 NULLS_NOTE = (

@@ -11,8 +11,8 @@ import uuid
 
 from langchain_core.messages import AIMessage
 
+from nodes.common.responder import json_in_text
 from nodes.models.wire import not_an_object
-from nodes.reflexion.responder import json_in_text
 from nodes.tools.call_expression import CallExpressionError, parse_call_expression, render_call
 from schemas.react import ReActAction
 

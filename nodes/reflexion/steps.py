@@ -12,7 +12,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from pydantic import BaseModel
 
-from nodes.reflexion.responder import ResponderReply
+from nodes.common.responder import ResponderReply
 from nodes.reflexion.stop_rules import already_ran
 from schemas.reflexion import StopReason, TokenUsage, ToolOutcome, ToolRun
 

@@ -13,8 +13,8 @@ from langchain_core.messages import HumanMessage
 from langgraph.config import get_stream_writer
 from pydantic import BaseModel
 
+from nodes.common.responder import Responder
 from nodes.graphdb.protocol import GraphDatabase
-from nodes.reflexion.responder import Responder
 from nodes.text2cypher.fewshots import FewShotStore, MemoryFewShotStore
 from nodes.text2cypher.value_mapping import ValueMapper
 from schemas.graphdb import GraphSchema

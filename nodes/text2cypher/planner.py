@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from nodes.common.schema_text import schema_text
 from nodes.models.wire import without_surrogates
-from nodes.prompts.kg_query import schema_text
 from nodes.prompts.text2cypher import (
     CHECK_PROMPT,
     CORRECT_INSTRUCTION,

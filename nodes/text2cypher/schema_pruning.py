@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from nodes.prompts.kg_query import schema_text
+from nodes.common.schema_text import schema_text
 from schemas.graphdb import GraphSchema, NodeLabelInfo, RelationshipInfo
 
 DEFAULT_SCHEMA_CHARS = 6000

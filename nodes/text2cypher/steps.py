@@ -12,8 +12,9 @@ from typing import Any
 
 from langgraph.types import interrupt
 
+from nodes.common.approval import approval_request, read_decision
+from nodes.common.schema_text import schema_text
 from nodes.models.wire import without_surrogates
-from nodes.prompts.kg_query import schema_text
 from nodes.prompts.text2cypher import (
     CORRECT_INSTRUCTION,
     EVALUATE_PROMPT,
@@ -23,7 +24,6 @@ from nodes.prompts.text2cypher import (
     generate_prompt,
     rows_text,
 )
-from nodes.reflexion.approval import approval_request, read_decision
 from nodes.text2cypher.context import FlowContext, ask, calls_left, emit, main_usage
 from nodes.text2cypher.schema_pruning import prune_schema
 from nodes.text2cypher.value_mapping import describe_mappings

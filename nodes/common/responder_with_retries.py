@@ -18,8 +18,7 @@ from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from nodes.models.wire import reply_from_client_error, sendable
-from nodes.reflexion.responder import (
+from nodes.common.responder import (
     Responder,
     ResponderReply,
     adrive,
@@ -28,6 +27,7 @@ from nodes.reflexion.responder import (
     parse_reply,
     usage_of,
 )
+from nodes.models.wire import reply_from_client_error, sendable
 from schemas.reflexion import TokenUsage
 
 DEFAULT_ATTEMPTS = 3  # biochatter's
