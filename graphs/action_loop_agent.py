@@ -1,64 +1,70 @@
-"""`ActionLoopAgent`: the engine for agents whose every model turn proposes one action.
+"""`ActionLoopAgent`: the loop for agents whose every model turn proposes one action.
 
 ReAct and the structured-output agent do not score results: each turn (draft,
 then every revise) proposes an action, `execute_tool` runs or checks it, and the
 stop rules run right there, before the model is called again, so a limit of N
 steps is exactly N model turns (a tool that calls the model itself, such as the
-ReAct LLM fallback, adds its own calls). A subclass supplies the turn's responder, the
-tool step, and which outcome ends the run.
+ReAct LLM fallback, adds its own calls). An agent supplies the turn's responder,
+the tool step, and which outcome ends the run. A repeated action runs again: it
+can mean something new (the next lookup match, a retry).
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
+from typing_extensions import Unpack
 
-from graphs.reflexion_agent import ReflexionAgent
+from graphs.loop import AgentLoop, Turn
+from graphs.runner import RunOptions
+from nodes.common.responder import ResponderReply
 from nodes.react.action_responder import ActionResponder
-from nodes.reflexion.steps import outcomes_of
-from schemas.reflexion import ReflexionState, StopReason, ToolOutcome, ToolRun
+from nodes.reflexion.steps import outcomes_of, revise_update
+from nodes.reflexion.stop_rules import MAX_STEPS_LIMIT
+from nodes.settings_checks import whole_number
+from schemas.reflexion import ReflexionState, ToolOutcome
+from schemas.run_result import RunResult
+
+ResultT = TypeVar("ResultT", bound=RunResult)
 
 
-class ActionLoopAgent(ReflexionAgent):
+class ActionLoopAgent(AgentLoop[ResultT]):
     """One responder for every turn; stop rules checked after each tool step."""
 
-    skip_repeated_actions = False  # a repeat can mean something new (the next lookup match, a retry)
+    def __init__(self, conversation_factory: Any, max_steps: int, *, checkpointer: Any) -> None:
+        whole_number("max_steps", max_steps, low=1, high=MAX_STEPS_LIMIT)
+        super().__init__(conversation_factory, max_steps, tool_results_in_prompt=None, checkpointer=checkpointer)
 
     @abstractmethod
     def _turn_responder(self) -> ActionResponder:
         """The responder for every model turn."""
 
     @abstractmethod
-    def _run_tool(self, state: ReflexionState) -> ToolRun:
-        """Run (or check) the action of the newest turn."""
-
-    @abstractmethod
-    def _done(self, outcome: ToolOutcome) -> StopReason | None:
+    def _done(self, outcome: ToolOutcome) -> str | None:
         """The stop reason this outcome ends the run with (finished, validated), or None."""
 
-    def _create_initial_responder(self, prompt: str | None = None) -> ActionResponder:
+    def _responder(self, turn: Turn, prompt: str | None) -> ActionResponder:
         return self._turn_responder()
-
-    def _create_revise_responder(self, prompt: str | None = None) -> ActionResponder:
-        return self._turn_responder()
-
-    def _tool_function(self, state: Any) -> Any:  # the seed's hook; these agents run `_run_tool`
-        raise NotImplementedError(f"{type(self).__name__} runs its actions through _run_tool")
 
     def _action_of(self, parsed: BaseModel) -> str:
         return str(getattr(parsed, "action", ""))
 
-    def _score_from_revision(self, parsed: BaseModel) -> float | None:
-        return None  # nothing is scored: the tool step's outcome decides
+    def _revised(self, state: ReflexionState, reply: ResponderReply) -> dict[str, Any]:
+        return revise_update(state, reply, lambda parsed: None, self._action_of)  # nothing is scored
 
-    def _stop_after_tool(self, state: ReflexionState) -> StopReason | None:
+    def _stop_after_tool(self, state: ReflexionState) -> str | None:
         done = self._done(outcomes_of(state)[-1])
         if done:
             return done
         # Every step took one model call; another step would exceed the limit.
         return "max_steps" if state.get("steps", 0) >= self._max_steps(state) else None
 
-    def _stop_reason(self, state: ReflexionState) -> StopReason | None:
-        return None  # all stop rules run right after the tool step
+    def execute(self, question: str, **options: Unpack[RunOptions]) -> ResultT:
+        """Answer `question`; in a checkpointed thread, earlier turns stay in the memory."""
+        return self.runner.ask(question, **options)
+
+    async def aexecute(self, question: str, **options: Unpack[RunOptions]) -> ResultT:
+        """`execute`, asynchronously: model calls are awaited, tool calls run in a worker thread."""
+        return await self.runner.aask(question, **options)

@@ -22,10 +22,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from typing_extensions import Unpack
+
 from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.types import interrupt
 
-from graphs.reflexion_agent import ReflexionAgent
+from graphs.engine import ReflexionAgent
+from graphs.runner import RunOptions
 from nodes.common.approval import approval_request, read_decision
 from nodes.common.responder import Responder
 from nodes.common.responder_with_retries import ResponderWithRetries
@@ -49,8 +52,9 @@ from nodes.run_limits import recorded
 from nodes.settings_checks import seconds, whole_number
 from nodes.tools.cypher import DEFAULT_ROWS_IN_MESSAGE, run_cypher
 from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
-from schemas.kg_query import GenerateQuery, ReviseQuery
-from schemas.reflexion import ReflexionState, StopReason, ToolOutcome, ToolRun
+from nodes.graphdb.cypher_text import normalise_query
+from schemas.kg_query import GenerateQuery, KGQueryResult, ReviseQuery
+from schemas.reflexion import ReflexionState, ToolOutcome, ToolRun
 from schemas.run_context import KGQueryContext
 
 __all__ = ["GenerateQuery", "KGQueryReflexionAgent", "ResponderWithRetries", "ReviseQuery"]
@@ -60,10 +64,12 @@ DEFAULT_TOOL_RESULTS_IN_PROMPT = 2  # the newest two results whole; older ones w
 MAX_ROW_CAP = 100_000  # rows one query may bring back into the process
 
 
-class KGQueryReflexionAgent(ReflexionAgent):
+class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
     """Reflexion over knowledge-graph queries, read-only unless `allow_writes=True`."""
 
     context_schema = KGQueryContext
+    result_type = KGQueryResult
+    action_noun = "query"
 
     def __init__(
         self,
@@ -278,7 +284,7 @@ class KGQueryReflexionAgent(ReflexionAgent):
             return run
         return super()._run_tool(state)
 
-    def _stop_after_tool(self, state: ReflexionState) -> StopReason | None:
+    def _stop_after_tool(self, state: ReflexionState) -> str | None:
         outcomes = state.get("outcomes") or []
         return "rejected" if outcomes and outcomes[-1].get("error_type") == REJECTED else None
 
@@ -292,9 +298,14 @@ class KGQueryReflexionAgent(ReflexionAgent):
         self._databases.clear()
         self._schema_prompts.clear()
 
-    def execute(self, question: str, kg_prompt: str | None = None, **kwargs: Any):  # type: ignore[override]
-        """Run the loop; `kg_prompt` defaults to one built from the live schema."""
-        return super().execute(question, kg_prompt, **kwargs)
+    def _action_key(self, action: str) -> str:
+        """Queries that differ only in layout, comments or a trailing semicolon are the same query;
+        differences inside string literals are not."""
+        return normalise_query(action)
 
-    async def aexecute(self, question: str, kg_prompt: str | None = None, **kwargs: Any):  # type: ignore[override]
-        return await super().aexecute(question, kg_prompt, **kwargs)
+    def execute(self, question: str, kg_prompt: str | None = None, **options: Unpack[RunOptions]) -> KGQueryResult:
+        """Run the loop; `kg_prompt` defaults to one built from the live schema."""
+        return self.runner.run(self.question_input(question, kg_prompt), **options)
+
+    async def aexecute(self, question: str, kg_prompt: str | None = None, **options: Unpack[RunOptions]) -> KGQueryResult:
+        return await self.runner.arun(self.question_input(question, kg_prompt), **options)

@@ -19,7 +19,6 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 
 from graphs.action_loop_agent import ActionLoopAgent
-from graphs.reflexion_agent import StepCallback
 from nodes.checkpoints import DURABLE
 from nodes.common.responder import usage_of
 from nodes.keyed_cache import KeyedCache
@@ -34,7 +33,7 @@ from nodes.tools.call_expression import FunctionExpression
 from nodes.tools.functions import FINISH, LLM_FALLBACK, LLM_FALLBACK_DESCRIPTION, FunctionTool, finish, function_tools
 from schemas.errors import ConfigurationError
 from schemas.react import ReActAction, ReActResult
-from schemas.reflexion import ReflexionState, StopReason, TokenUsage, ToolOutcome, ToolRun
+from schemas.reflexion import ReflexionState, TokenUsage, ToolOutcome, ToolRun
 
 DEFAULT_REACT_MAX_STEPS = 6
 
@@ -44,7 +43,7 @@ def llm_tool(input: str) -> str:
     raise NotImplementedError
 
 
-class ReActAgent(ActionLoopAgent):
+class ReActAgent(ActionLoopAgent[ReActResult]):
     """Tool-calling ReAct with a built-in `finish` tool and an optional LLM-fallback tool."""
 
     def __init__(
@@ -114,32 +113,11 @@ class ReActAgent(ActionLoopAgent):
 
     # -- stop rules and result -------------------------------------------------
 
-    def _done(self, outcome: ToolOutcome) -> StopReason | None:
+    def _done(self, outcome: ToolOutcome) -> str | None:
         return "finished" if outcome.detail.get("tool") == FINISH and outcome.error is None else None
 
     def _parse_final_result(self, output: ReflexionState) -> ReActResult:
         return react_result(output)
-
-    def execute(  # type: ignore[override]
-        self,
-        question: str,
-        *,
-        thread_id: str | None = None,
-        on_step: StepCallback | None = None,
-        context: dict[str, Any] | None = None,
-    ) -> ReActResult:
-        """Answer `question` with the tools; in a checkpointed thread, earlier turns stay in the memory."""
-        return self._run(self._inputs(question, None), thread_id, on_step, context)
-
-    async def aexecute(  # type: ignore[override]
-        self,
-        question: str,
-        *,
-        thread_id: str | None = None,
-        on_step: StepCallback | None = None,
-        context: dict[str, Any] | None = None,
-    ) -> ReActResult:
-        return await self._arun(self._inputs(question, None), thread_id, on_step, context)
 
     def call(self, query: str, **kwargs: Any) -> str | None:
         """The answer alone, as LightRAG's `ReActAgent.call` returns it."""

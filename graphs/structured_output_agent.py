@@ -18,9 +18,10 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
+from typing_extensions import Unpack
 
 from graphs.action_loop_agent import ActionLoopAgent
-from graphs.reflexion_agent import StepCallback
+from graphs.runner import RunOptions
 from nodes.checkpoints import DURABLE
 from nodes.extraction.validation import read_extraction_reply, run_validation, validate_data
 from nodes.keyed_cache import KeyedCache
@@ -31,12 +32,12 @@ from nodes.reflexion.steps import outcomes_of, usage_of_state
 from nodes.reflexion.stop_rules import MAX_STEPS_LIMIT
 from schemas.errors import ConfigurationError
 from schemas.extraction import ExtractionAttempt, ExtractionResult, RawExtraction
-from schemas.reflexion import ReflexionState, StopReason, ToolOutcome, ToolRun
+from schemas.reflexion import ReflexionState, ToolOutcome, ToolRun
 
 DEFAULT_MAX_RETRIES = 3
 
 
-class StructuredOutputReflectionAgent(ActionLoopAgent):
+class StructuredOutputReflectionAgent(ActionLoopAgent[ExtractionResult]):
     """Validated structured output from tool-calling and plain-text models alike."""
 
     def __init__(
@@ -85,7 +86,7 @@ class StructuredOutputReflectionAgent(ActionLoopAgent):
     def _run_tool(self, state: ReflexionState) -> ToolRun:
         return run_validation(self.output_schema, RawExtraction.model_validate(state["parsed_action"]))
 
-    def _done(self, outcome: ToolOutcome) -> StopReason | None:
+    def _done(self, outcome: ToolOutcome) -> str | None:
         return "validated" if outcome.error is None else None
 
     def _parse_final_result(self, output: ReflexionState) -> ExtractionResult:
@@ -106,26 +107,9 @@ class StructuredOutputReflectionAgent(ActionLoopAgent):
             error=None if validated else error,
         )
 
-    def extract(
-        self,
-        passage: str,
-        *,
-        thread_id: str | None = None,
-        on_step: StepCallback | None = None,
-        context: dict[str, Any] | None = None,
-    ) -> ExtractionResult:
+    def extract(self, passage: str, **options: Unpack[RunOptions]) -> ExtractionResult:
         """Extract `output_schema` from `passage`; the result says whether it validated, and why not."""
-        return self._run(self._inputs(passage, None), thread_id, on_step, context)
+        return self.execute(passage, **options)
 
-    async def aextract(
-        self,
-        passage: str,
-        *,
-        thread_id: str | None = None,
-        on_step: StepCallback | None = None,
-        context: dict[str, Any] | None = None,
-    ) -> ExtractionResult:
-        return await self._arun(self._inputs(passage, None), thread_id, on_step, context)
-
-    execute = extract  # type: ignore[assignment]
-    aexecute = aextract  # type: ignore[assignment]
+    async def aextract(self, passage: str, **options: Unpack[RunOptions]) -> ExtractionResult:
+        return await self.aexecute(passage, **options)

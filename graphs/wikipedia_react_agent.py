@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import HumanMessage
+from typing_extensions import Unpack
 
 from graphs.action_loop_agent import ActionLoopAgent
-from graphs.reflexion_agent import StepCallback
+from graphs.runner import RunOptions
 from nodes.checkpoints import DURABLE
 from nodes.models.resolve import chat_model_from_env
 from nodes.prompts.react_text import REACT_PROMPT, STOP_SEQUENCES, question_text
@@ -35,7 +36,7 @@ from nodes.tools.wikipedia import WikipediaTools
 from nodes.tools.wikipedia_backends import WikipediaBackend
 from schemas.errors import ConfigurationError
 from schemas.react import ReActAction, ReActResult, WikipediaReActState
-from schemas.reflexion import StopReason, ToolOutcome, ToolRun
+from schemas.reflexion import ToolOutcome, ToolRun
 
 DEFAULT_MAX_CALLS = 8  # the notebook's value, tuned in the ReAct paper
 MAX_CALLS_LIMIT = 50  # wider than the notebook's 8, for multi-hop questions on weaker models
@@ -71,7 +72,7 @@ def load_prompt(prompt: str | os.PathLike[str]) -> str:
     return text + "\n"
 
 
-class WikipediaReActAgent(ActionLoopAgent):
+class WikipediaReActAgent(ActionLoopAgent[ReActResult]):
     """Text-protocol ReAct with `search` / `lookup` / `finish` over Wikipedia (or a local corpus)."""
 
     state_schema = WikipediaReActState
@@ -111,7 +112,7 @@ class WikipediaReActAgent(ActionLoopAgent):
     def _run_tool(self, state: WikipediaReActState) -> ToolRun:
         return run_wikipedia_action(self.tools, ReActAction.model_validate(state["parsed_action"]), state)
 
-    def _done(self, outcome: ToolOutcome) -> StopReason | None:
+    def _done(self, outcome: ToolOutcome) -> str | None:
         return "finished" if outcome.detail.get("tool") == FINISH else None
 
     def _max_steps_ceiling(self) -> int:
@@ -120,29 +121,16 @@ class WikipediaReActAgent(ActionLoopAgent):
     def _parse_final_result(self, output: WikipediaReActState) -> ReActResult:
         return react_result(output)
 
-    @staticmethod
-    def _calls_context(max_calls: int | None) -> dict[str, Any] | None:
-        return {"max_steps": check_max_calls(max_calls)} if max_calls is not None else None
+    def execute(self, question: str, *, max_calls: int | None = None, **options: Unpack[RunOptions]) -> ReActResult:
+        """Answer `question` in at most `max_calls` model calls; in a checkpointed thread, earlier turns stay
+        in the memory. `max_calls` is this run's step limit (`context={"max_steps": ...}` says the same)."""
+        if max_calls is not None:
+            options["context"] = {**(options.get("context") or {}), "max_steps": check_max_calls(max_calls)}
+        return self.runner.ask(question, **options)
 
-    def execute(  # type: ignore[override]
-        self,
-        question: str,
-        *,
-        max_calls: int | None = None,
-        thread_id: str | None = None,
-        on_step: StepCallback | None = None,
-    ) -> ReActResult:
-        """Answer `question` in at most `max_calls` model calls; in a checkpointed thread, earlier turns stay in the memory."""
-        return self._run(self._inputs(question, None), thread_id, on_step, self._calls_context(max_calls))
-
-    async def aexecute(  # type: ignore[override]
-        self,
-        question: str,
-        *,
-        max_calls: int | None = None,
-        thread_id: str | None = None,
-        on_step: StepCallback | None = None,
-    ) -> ReActResult:
-        return await self._arun(self._inputs(question, None), thread_id, on_step, self._calls_context(max_calls))
+    async def aexecute(self, question: str, *, max_calls: int | None = None, **options: Unpack[RunOptions]) -> ReActResult:
+        if max_calls is not None:
+            options["context"] = {**(options.get("context") or {}), "max_steps": check_max_calls(max_calls)}
+        return await self.runner.aask(question, **options)
 
     __call__ = execute  # the notebook's `agent(question)`

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from schemas.reflexion import StopReason, TokenUsage
+from schemas.run_result import RunResult
 
 
 class ExtractionAttempt(BaseModel):
@@ -17,15 +18,23 @@ class ExtractionAttempt(BaseModel):
     error: str | None = None
 
 
-class ExtractionResult(BaseModel):
+ExtractionStopReason = Literal[StopReason, "validated"]
+"""The engine's stop reasons, and `validated`: the last output passed validation."""
+
+
+class ExtractionResult(RunResult):
     """The validated instance, or a failure that carries every attempt and its error."""
 
     value: Any = Field(default=None, description="An instance of the output schema, or None if none validated.")
     ok: bool
-    stop_reason: StopReason | None
+    stop_reason: ExtractionStopReason | None
     attempts: list[ExtractionAttempt] = Field(default_factory=list)
     usage: TokenUsage = Field(default_factory=TokenUsage)
     error: str | None = None
+
+    @property
+    def answered(self) -> bool:
+        return self.ok
 
 
 class Car(BaseModel):

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
+
+from schemas.reflexion import ReflexionAgentResult, StopReason
 
 
 class GenerateQuery(BaseModel):
@@ -29,3 +33,13 @@ class ReviseQuery(GenerateQuery):
             " with 0 representing the lowest score and 10 representing the highest score."
         ),
     )
+
+
+KGQueryStopReason = Literal[StopReason, "rejected"]
+"""The engine's stop reasons, and `rejected`: the reviewer rejected the query the run paused on."""
+
+
+class KGQueryResult(ReflexionAgentResult):
+    """`ReflexionAgentResult` with the knowledge-graph agent's stop reasons."""
+
+    stop_reason: KGQueryStopReason | None = Field(description="Why the run stopped.")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from schemas.reflexion import ReflexionState, StopReason, TokenUsage
+from schemas.run_result import RunResult
 
 
 class ReActAction(BaseModel):
@@ -46,13 +47,21 @@ class ReActStep(BaseModel):
     source: str | None = None
 
 
-class ReActResult(BaseModel):
+ReActStopReason = Literal[StopReason, "finished"]
+"""The engine's stop reasons, and `finished`: the model ran its finish action."""
+
+
+class ReActResult(RunResult):
     """The end of one ReAct run: the answer, how it was reached, and why the run stopped."""
 
     answer: str | None = Field(description="The finish action's answer, else the best observation so far.")
     finished: bool = Field(description="True when the model called finish; False for a best-effort answer.")
-    stop_reason: StopReason | None
+    stop_reason: ReActStopReason | None
     steps: list[ReActStep] = Field(default_factory=list)
     sources: list[str] = Field(default_factory=list, description="Pages consulted, in the order first used.")
     usage: TokenUsage = Field(default_factory=TokenUsage)
     error: str | None = None
+
+    @property
+    def answered(self) -> bool:
+        return self.finished

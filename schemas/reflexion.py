@@ -13,6 +13,8 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
+from schemas.run_result import RunResult
+
 StopReason = Literal[
     "max_steps",  # the step limit was reached; the best result so far is returned
     "score_threshold",  # the revise step scored the last result above the threshold
@@ -20,12 +22,12 @@ StopReason = Literal[
     "no_progress",  # the model kept proposing actions that had already run
     "model_error",  # the model's replies could not be used, even after retries
     "tool_unavailable",  # the tool (database) could not be reached
-    "finished",  # a ReAct agent ran its finish action
-    "validated",  # the structured-output agent's last output passed validation
     "invalid_input",  # the run had no question (an empty or missing user message)
-    "rejected",  # the reviewer rejected the query the run paused on (human approval)
-    "awaiting_approval",  # paused before a query runs: resume the thread with a decision
+    "awaiting_approval",  # paused before an action runs: resume the thread with a decision
 ]
+"""The engine's own stop reasons. An agent with reasons of its own (ReAct's `finished`, extraction's
+`validated`, the reviewer's `rejected`) declares them in its own schema as
+`Literal[StopReason, "its_reason"]`; the engine carries them as text in the state."""
 
 
 class TokenUsage(BaseModel):
@@ -85,7 +87,7 @@ class ReflexionState(TypedDict, total=False):
     last_score: float | None
     notice: str | None  # told to the model with the next tool result (a high score that was not believed)
     repeats: int  # consecutive actions that had already run
-    stop_reason: StopReason | None
+    stop_reason: str | None  # a `StopReason`, or one the agent declares in its own schema
     error: str | None
     usage: dict[str, int]  # TokenUsage of this run
 
@@ -104,7 +106,7 @@ class ReflexionOutput(TypedDict, total=False):
 
     messages: Annotated[list[AnyMessage], add_messages]
     question: str
-    stop_reason: StopReason | None
+    stop_reason: str | None
     steps: int
     outcomes: list[dict[str, Any]]
     last_score: float | None
@@ -112,25 +114,24 @@ class ReflexionOutput(TypedDict, total=False):
     error: str | None
 
 
-class ReflexionAgentResult(BaseModel):
+class ReflexionAgentResult(RunResult):
     """The end of one run: the answer that was actually executed, its result, and why it stopped."""
 
     answer: str | None = Field(description="The executed action chosen as the answer (a query).")
     tool_result: list[list[Any]] | None = Field(description="Rows (or output) of that action.")
     columns: list[str] = Field(default_factory=list)
     truncated: bool = False
-    stop_reason: StopReason | None
+    stop_reason: str | None = Field(description="A `StopReason`, or one of the agent's own.")
     steps: int = 0
     score: float | None = None
     usage: TokenUsage = Field(default_factory=TokenUsage)
     error: str | None = None
     outcomes: list[ToolOutcome] = Field(default_factory=list)
-    thread_id: str | None = Field(
-        default=None, description="The checkpointed thread; resume or continue it by this id."
-    )
-    pending_approval: dict[str, Any] | None = Field(
-        default=None, description="The query a paused run waits on (stop reason awaiting_approval)."
-    )
+
+    @property
+    def answered(self) -> bool:
+        """An action ran and gave a result (possibly empty rows); None when nothing usable ran."""
+        return self.tool_result is not None
 
 
 @dataclass

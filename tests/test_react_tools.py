@@ -251,7 +251,9 @@ async def test_async_runs_match_sync_runs_and_report_each_step():
     result = await agent.aexecute(
         "What is 6 times 7?", on_step=lambda step, node, message, update: seen.append((step, node))
     )
-    assert result == make_agent(list(script))[0].execute("What is 6 times 7?")
+    sync = make_agent(list(script))[0].execute("What is 6 times 7?")
+    assert result.thread_id and sync.thread_id and result.thread_id != sync.thread_id  # each run has its thread
+    assert result.model_copy(update={"thread_id": None}) == sync.model_copy(update={"thread_id": None})
     assert seen == [(0, "draft"), (1, "execute_tool"), (1, "revise"), (2, "execute_tool")]
 
 

@@ -6,7 +6,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel, Field
 
-from graphs.reflexion_agent import ReflexionAgent
+from graphs.engine import ReflexionAgent
 from nodes.common.responder import Responder
 from nodes.models import ScriptedChatModel, tool_reply
 from nodes.reflexion.steps import last_tool_call_id

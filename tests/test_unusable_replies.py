@@ -183,7 +183,7 @@ def test_the_llm_fallback_answers_with_a_lone_surrogate_and_the_run_finishes():
 
 def test_a_surrogate_survives_the_sqlite_checkpointer_and_a_utf8_log_file(movies_db, tmp_path, capfd):
     handler = logging.FileHandler(tmp_path / "agent.log", encoding="utf-8")
-    engine_log = logging.getLogger("graphs.reflexion_agent")
+    engine_log = logging.getLogger("graphs.loop")
     engine_log.addHandler(handler)
     engine_log.setLevel(logging.INFO)
     replies = in_order(

@@ -89,14 +89,17 @@ def draft_update(reply: ResponderReply, action_of: Callable[[BaseModel], str] = 
     }
 
 
-def skipped_tool_run(state: Mapping[str, Any]) -> ToolRun | None:
-    """A tool step telling the model its action already ran, or None if it is new."""
-    earlier_step = already_ran(state.get("action"), state.get("outcomes") or [])
+def skipped_tool_run(
+    state: Mapping[str, Any], key: Callable[[str], str] = str.strip, noun: str = "action"
+) -> ToolRun | None:
+    """A tool step telling the model its action (a `noun`) already ran, or None if it is new; `key`
+    says what makes two actions the same."""
+    earlier_step = already_ran(state.get("action"), state.get("outcomes") or [], key)
     if earlier_step is None:
         return None
     content = (
-        f"Not executed: this is the same query that already ran at step {earlier_step}, "
-        f"and it gave the result shown then. Write a different query.\nQuery: {state.get('action')}"
+        f"Not executed: this is the same {noun} that already ran at step {earlier_step}, "
+        f"and it gave the result shown then. Write a different {noun}.\n{noun.capitalize()}: {state.get('action')}"
     )
     outcome = ToolOutcome(step=0, action=state.get("action") or "", executed=False, content=content)
     message = ToolMessage(

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from nodes.graphdb.cypher_text import normalise_query
 from schemas.reflexion import StopReason, ToolOutcome
 
 DEFAULT_MAX_STEPS = 30
@@ -14,11 +13,13 @@ DEFAULT_MAX_REPEATS = 2
 MAX_STEPS_LIMIT = 1000
 
 
-def already_ran(action: str | None, outcomes: list[Mapping[str, Any]]) -> int | None:
-    """The step at which the same action already ran, or None. Differences in layout, comments
-    or a trailing semicolon do not make a new action; differences inside string literals do."""
-    key = normalise_query(action or "")
-    return next((o["step"] for o in outcomes if o["executed"] and normalise_query(o["action"]) == key), None)
+def already_ran(
+    action: str | None, outcomes: list[Mapping[str, Any]], key: Callable[[str], str] = str.strip
+) -> int | None:
+    """The step at which the same action already ran, or None; `key` says what makes two actions
+    the same (for queries: `nodes.graphdb.cypher_text.normalise_query`)."""
+    wanted = key(action or "")
+    return next((o["step"] for o in outcomes if o["executed"] and key(o["action"]) == wanted), None)
 
 
 def satisfied_by_score(state: Mapping[str, Any], score_threshold: float) -> bool | None:

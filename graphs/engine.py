@@ -1,0 +1,198 @@
+"""`ReflexionAgent`: draft, act, reflect and revise, compiled as a LangGraph state machine.
+
+    START -> draft -> execute_tool -> revise -> (should_continue?) -> execute_tool | END
+
+A subclass supplies biochatter's hooks, with biochatter's names and constructor:
+`_tool_function`, `_create_initial_responder`, `_create_revise_responder`, and optionally
+`_log_step_message`, `_log_final_result`, `_parse_final_result` and `_should_continue`.
+The engine owns the rest: the revise step's score, the stop rules (step limit, score above
+the threshold, non-empty result, no progress), the skipping of an action that already ran,
+and a result that is the best executed action, typed `ResultT`.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar, cast
+
+from langchain_core.messages import BaseMessage, ToolMessage
+from langgraph.graph import END
+from pydantic import BaseModel
+from typing_extensions import Unpack
+
+from graphs.loop import AgentLoop, Turn
+from graphs.runner import RunOptions, StepCallback
+from nodes.checkpoints import DURABLE
+from nodes.common.responder import Responder, ResponderReply
+from nodes.common.responder_with_retries import ResponderWithRetries
+from nodes.reflexion.scoring import parse_score
+from nodes.reflexion.steps import (
+    default_action_of,
+    outcomes_of,
+    revise_update,
+    run_from_message,
+    skipped_tool_run,
+    stopped_tool_message,
+    usage_of_state,
+)
+from nodes.reflexion.stop_rules import (
+    DEFAULT_MAX_REPEATS,
+    DEFAULT_MAX_STEPS,
+    DEFAULT_SCORE_THRESHOLD,
+    MAX_STEPS_LIMIT,
+    answer_outcome,
+    check_stop,
+    satisfied_by_score,
+    unbelieved_score_note,
+)
+from nodes.settings_checks import whole_number
+from schemas.errors import ConfigurationError
+from schemas.reflexion import ReflexionAgentResult, ReflexionState, StopReason, ToolRun
+from schemas.run_result import RunResult
+
+__all__ = ["ReflexionAgent", "ResponderWithRetries", "StepCallback"]
+
+ResultT = TypeVar("ResultT", bound=RunResult)
+
+
+class ReflexionAgent(AgentLoop[ResultT]):
+    """Abstract Reflexion agent with biochatter's constructor and hooks; a run returns `ResultT`
+    (`ReflexionAgentResult` unless the agent declares its own `result_type`)."""
+
+    #: The result a run returns; its fields are those of `ReflexionAgentResult`.
+    result_type: type[ReflexionAgentResult] = ReflexionAgentResult
+    #: How a skipped action is named to the model ("the same query that already ran").
+    action_noun = "action"
+
+    def __init__(
+        self,
+        conversation_factory: Callable[[], Any],
+        max_steps: int = DEFAULT_MAX_STEPS,
+        *,
+        score_threshold: float = DEFAULT_SCORE_THRESHOLD,
+        max_model_retries: int = 2,
+        max_repeats: int = DEFAULT_MAX_REPEATS,
+        trust_non_empty_result: bool = True,
+        tool_results_in_prompt: int | None = None,
+        checkpointer: Any = DURABLE,
+        agent_logger: Any = None,
+    ) -> None:
+        whole_number("max_steps", max_steps, low=1, high=MAX_STEPS_LIMIT)
+        whole_number("max_repeats", max_repeats, low=1)
+        if (
+            isinstance(score_threshold, bool)
+            or not isinstance(score_threshold, (int, float))
+            or not 0 <= score_threshold <= 10
+        ):
+            raise ConfigurationError(f"score_threshold must be a number from 0 to 10, got {score_threshold!r}")
+        super().__init__(
+            conversation_factory,
+            max_steps,
+            tool_results_in_prompt=whole_number("tool_results_in_prompt", tool_results_in_prompt, low=1, none=True),
+            checkpointer=checkpointer,
+            agent_logger=agent_logger,
+        )
+        self.max_model_retries = whole_number("max_model_retries", max_model_retries, low=0, high=10)
+        self.score_threshold = float(score_threshold)
+        self.max_repeats = max_repeats
+        self.trust_non_empty_result = bool(trust_non_empty_result)
+
+    # -- biochatter's hooks -------------------------------------------------------
+
+    @abstractmethod
+    def _tool_function(self, state: list[BaseMessage]) -> ToolMessage:
+        """Run the newest action in the memory; return a ToolMessage whose artifact is a ToolOutcome."""
+
+    @abstractmethod
+    def _create_initial_responder(self, prompt: str | None = None) -> Responder | ResponderWithRetries:
+        """The responder for the draft step: the engine's `Responder`, or biochatter's
+        `ResponderWithRetries` (its `respond` returns the model's AIMessage)."""
+
+    @abstractmethod
+    def _create_revise_responder(self, prompt: str | None = None) -> Responder | ResponderWithRetries:
+        """The responder for the revise step: scores the last result and revises the action."""
+
+    def _parse_final_result(self, output: ReflexionState) -> ResultT:
+        """The result of a finished run: the executed action chosen as the answer, and its rows."""
+        outcomes = outcomes_of(output)
+        chosen = answer_outcome(outcomes, output.get("stop_reason"))  # type: ignore[arg-type]
+        result = self.result_type(
+            answer=chosen.action if chosen else None,
+            tool_result=chosen.rows if chosen and chosen.error is None else None,
+            columns=chosen.columns if chosen else [],
+            truncated=chosen.truncated if chosen else False,
+            stop_reason=output.get("stop_reason"),
+            steps=output.get("steps", 0),
+            score=output.get("last_score"),
+            usage=usage_of_state(output),
+            error=output.get("error") or (chosen.error if chosen else None),
+            outcomes=outcomes,
+        )
+        return cast(ResultT, result)
+
+    def _should_continue(self, state: ReflexionState) -> Literal["execute_tool", "__end__"]:
+        """Route after revise: run the revised action, or end once a stop reason is set."""
+        return END if state.get("stop_reason") else "execute_tool"
+
+    # -- the Reflexion loop on the engine's turns ---------------------------------------
+
+    def _responder(self, turn: Turn, prompt: str | None) -> Responder | ResponderWithRetries:
+        return self._create_initial_responder(prompt) if turn == "draft" else self._create_revise_responder(prompt)
+
+    def _route_after_revise(self, state: ReflexionState) -> Literal["execute_tool", "__end__"]:
+        return self._should_continue(state)
+
+    def _action_of(self, parsed: BaseModel) -> str:
+        return default_action_of(parsed)
+
+    def _action_key(self, action: str) -> str:
+        """What makes two actions the same for the repeat check: by default, equal up to whitespace."""
+        return " ".join(action.split())
+
+    def _skipped(self, state: ReflexionState) -> ToolRun | None:
+        return skipped_tool_run(state, self._action_key, self.action_noun)
+
+    def _run_tool(self, state: ReflexionState) -> ToolRun:
+        """Run the pending action: biochatter's `_tool_function` on the memory."""
+        return run_from_message(state, self._tool_function(state["messages"]))
+
+    def _score_from_revision(self, parsed: BaseModel) -> float | None:
+        return parse_score(getattr(parsed, "score", None))
+
+    def _score_threshold(self) -> float:
+        asked = getattr(self.run_context(), "score_threshold", None)
+        return float(asked) if asked is not None else self.score_threshold
+
+    def _stop_reason(self, state: ReflexionState) -> StopReason | None:
+        """The stop rules, in order: step limit, score above threshold, non-empty result, no progress."""
+        return check_stop(
+            state,
+            max_steps=self._max_steps(state),
+            score_threshold=self._score_threshold(),
+            max_repeats=self.max_repeats,
+            trust_non_empty_result=self.trust_non_empty_result,
+        )
+
+    def _revised(self, state: ReflexionState, reply: ResponderReply) -> dict[str, Any]:
+        update = revise_update(state, reply, self._score_from_revision, self._action_of)
+        if "stop_reason" not in update:
+            revised: ReflexionState = {**state, **update}  # type: ignore[typeddict-item]
+            update["stop_reason"] = self._stop_reason(revised)
+            stopped = stopped_tool_message(update["messages"], update["stop_reason"]) if update["stop_reason"] else None
+            if stopped is not None:
+                update["messages"].append(stopped)
+            elif satisfied_by_score(revised, self._score_threshold()) is False:
+                update["notice"] = unbelieved_score_note(revised)
+        return update
+
+    # -- running ----------------------------------------------------------------------
+
+    def execute(self, question: str, prompt: str | None = None, **options: Unpack[RunOptions]) -> ResultT:
+        """Run the loop on `question`; `prompt` is the task prompt (for the KG agent, the kg_prompt);
+        `context` holds this run's settings (`context_schema`: model, step limit, ...)."""
+        return self.runner.run(self.question_input(question, prompt), **options)
+
+    async def aexecute(self, question: str, prompt: str | None = None, **options: Unpack[RunOptions]) -> ResultT:
+        """`execute`, asynchronously: model calls are awaited, tool calls run in a worker thread."""
+        return await self.runner.arun(self.question_input(question, prompt), **options)

@@ -1,0 +1,358 @@
+"""`AgentLoop`: the three-node state machine every agent is built on.
+
+    START -> draft -> execute_tool -> revise -> (route) -> execute_tool | END
+
+What the loop owns, for every agent: the typed state, the question (from `execute` or from
+a user message a LangGraph client sent), the run's model and settings (its context, kept in
+the state so a resumed run keeps them), the step limit that ends a run normally instead of
+with a recursion error, token accounting, and running through the shared `Runner`.
+
+What an agent adds is how a turn is answered and what ends the run. Two families build on it
+as siblings: `ReflexionAgent` (graphs/engine.py: scored revisions, biochatter's hooks) and
+`ActionLoopAgent` (one action per model turn: ReAct, validated extraction).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any, Generic, Literal, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableLambda
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from pydantic import BaseModel
+from typing_extensions import Unpack
+
+from graphs.runner import RunOptions, Runner
+from nodes.checkpoints import resolve_checkpointer
+from nodes.common.responder import Responder, ResponderReply
+from nodes.common.responder_with_retries import ResponderWithRetries, arespond_with, respond_with
+from nodes.keyed_cache import KeyedCache
+from nodes.models.resolve import chat_model_from_env, resolve_chat_model
+from nodes.models.wire import without_surrogates
+from nodes.reflexion.prompt_view import prompt_messages
+from nodes.reflexion.steps import draft_update, fresh_run, tool_update, unavailable_tool_run, with_notice
+from nodes.run_context import current_context, runtime_context, started_context, stored_context
+from nodes.run_limits import recorded, recorded_limits, refuse_raised_limits, with_limits
+from nodes.settings_checks import checkpointer_setting
+from schemas.errors import ConfigurationError, DatabaseUnavailableError
+from schemas.reflexion import ReflexionInput, ReflexionOutput, ReflexionState, ToolRun
+from schemas.run_context import AgentContext
+from schemas.run_result import RunResult
+
+logger = logging.getLogger(__name__)
+
+ResultT = TypeVar("ResultT", bound=RunResult)
+Turn = Literal["draft", "revise"]
+
+
+class AgentLoop(ABC, Generic[ResultT]):
+    """The loop shared by every agent; `ResultT` is what a run returns."""
+
+    #: The graph's state; an agent may extend `ReflexionState` with fields of its own.
+    state_schema: type = ReflexionState
+    #: What a run takes and returns, and its per-run settings (`graph.invoke(..., context=...)`):
+    #: the forms LangGraph Studio and SDK clients show.
+    input_schema: type = ReflexionInput
+    graph_output_schema: type = ReflexionOutput
+    context_schema: type[AgentContext] = AgentContext
+
+    def __init__(
+        self,
+        conversation_factory: Callable[[], Any],
+        max_steps: int,
+        *,
+        tool_results_in_prompt: int | None,
+        checkpointer: Any,
+        agent_logger: Any = None,
+    ) -> None:
+        if not callable(conversation_factory):
+            raise ConfigurationError("conversation_factory must be a callable that returns a chat model")
+        self.conversation_factory = conversation_factory
+        self.max_steps = max_steps
+        self.tool_results_in_prompt = tool_results_in_prompt
+        self.checkpointer = resolve_checkpointer(checkpointer_setting(checkpointer))
+        #: biochatter's `ReflexionAgentLogger` (or any object with `log_step_message` and
+        #: `log_final_result`): told of every step and of the result, as in biochatter.
+        self.agent_logger = agent_logger
+        self.runner: Runner[ResultT] = Runner(self)
+        self._conversation: Any = None
+        self._chat: BaseChatModel | None = None
+        self._models = KeyedCache()  # models runs name in their context, one client per name
+        self._graph: CompiledStateGraph | None = None
+
+    # -- what an agent supplies ----------------------------------------------------
+
+    @abstractmethod
+    def _responder(self, turn: Turn, prompt: str | None) -> Responder | ResponderWithRetries | Any:
+        """The responder answering this turn (anything with `respond`/`arespond`, or biochatter's
+        `ResponderWithRetries`)."""
+
+    @abstractmethod
+    def _action_of(self, parsed: BaseModel) -> str:
+        """The action a parsed draft or revision proposes, as the text the tool step runs."""
+
+    @abstractmethod
+    def _run_tool(self, state: ReflexionState) -> ToolRun:
+        """Run the pending action."""
+
+    @abstractmethod
+    def _revised(self, state: ReflexionState, reply: ResponderReply) -> dict[str, Any]:
+        """The state update of a revise turn, with the stop reason it ends the run with, if any."""
+
+    @abstractmethod
+    def _parse_final_result(self, output: ReflexionState) -> ResultT:
+        """The result of a finished run, read from typed state (never from message text)."""
+
+    def _stop_after_tool(self, state: ReflexionState) -> str | None:
+        """A stop reason checked as soon as the tool ran, before the model is called again."""
+        return None
+
+    def _skipped(self, state: ReflexionState) -> ToolRun | None:
+        """A tool step that runs nothing (the action already ran), or None to run the action."""
+        return None
+
+    def _tool_ready(self, state: ReflexionState) -> None:
+        """Raise `DatabaseUnavailableError` when the tool cannot be reached, so a run ends
+        `tool_unavailable` before any model call is spent. Tools that need no check do nothing."""
+
+    def _question_message(self, question: str) -> HumanMessage:
+        """How a question enters the memory."""
+        return HumanMessage(content=question)
+
+    def _route_after_revise(self, state: ReflexionState) -> Literal["execute_tool", "__end__"]:
+        """Run the revised action, or end once a stop reason is set."""
+        return END if state.get("stop_reason") else "execute_tool"
+
+    # -- logging (biochatter's hooks) ------------------------------------------------
+
+    def _log_step_message(self, step: int, node: str, output: BaseMessage | None) -> None:
+        if logger.isEnabledFor(logging.INFO):  # a lone surrogate would make a UTF-8 handler print a traceback
+            logger.info("step %d, %s: %s", step, node, without_surrogates(str(getattr(output, "content", output))))
+        if self.agent_logger is not None:
+            self.agent_logger.log_step_message(step, node, output)
+
+    def _log_final_result(self, output: Any) -> None:
+        if logger.isEnabledFor(logging.INFO):
+            answer = getattr(output, "answer", getattr(output, "value", None))
+            logger.info("final (%s): %s", output.stop_reason, without_surrogates(str(answer)))
+        if self.agent_logger is not None:
+            self.agent_logger.log_final_result(output)
+
+    def get_logs(self) -> str:
+        """biochatter's: the text the `agent_logger` kept ("" without one)."""
+        return str(getattr(self.agent_logger, "logs", "") or "")
+
+    # -- the run's model and settings -------------------------------------------------
+
+    @property
+    def chat(self) -> BaseChatModel:
+        """This run's chat model: the one its context names (one shared client per name), else the
+        agent's own, made once from `conversation_factory`."""
+        named = self.run_context().model
+        if named:
+            return self._models.get(named, lambda: chat_model_from_env(named))
+        if self._chat is None:
+            self._chat = resolve_chat_model(self.conversation)
+        return self._chat
+
+    @property
+    def conversation(self) -> Any:
+        """What `conversation_factory` returned, made once on first use (biochatter subclasses read
+        `self.conversation.chat`). A run whose responders need no model never calls the factory."""
+        if self._conversation is None:
+            self._conversation = self.conversation_factory()
+        return self._conversation
+
+    def run_context(self) -> Any:
+        """This run's settings (`context_schema`); every field unset outside a run."""
+        return current_context(self.context_schema)
+
+    def _max_steps_ceiling(self) -> int:
+        """The highest step limit a run may ask for; the compiled graph's recursion limit fits it."""
+        return self.max_steps
+
+    def _max_steps(self, state: ReflexionState) -> int:
+        """This run's step limit: the one recorded when the run started (`nodes.run_limits`), which a
+        resume's context may lower; while a run starts, its context's (at most the ceiling), else the
+        agent's."""
+        asked = self.run_context().max_steps
+        ceiling, own = recorded("max_steps", self._max_steps_ceiling()), recorded("max_steps", self.max_steps)
+        return min(asked, ceiling) if asked is not None else own  # type: ignore[no-any-return]
+
+    def _run_limits(self) -> dict[str, Any]:
+        """The limits a starting run records, so they hold when another agent or process resumes it.
+        An agent with limits of its own (timeouts, row caps) adds them."""
+        return {"max_steps": self._max_steps({})}
+
+    # -- the nodes ------------------------------------------------------------------
+
+    def _prompt_view(self, state: ReflexionState) -> list[BaseMessage]:
+        """The memory as the model sees it: older tool results shortened when `tool_results_in_prompt` is set."""
+        return prompt_messages(state["messages"], self.tool_results_in_prompt)
+
+    def _asked(self, state: ReflexionState) -> tuple[dict[str, Any], ReflexionState, dict[str, Any] | None]:
+        """(the question update, the state the draft sees, or the update that ends the run before the
+        draft: no question, or a tool that cannot be reached). A run started with messages only
+        (LangGraph server, Studio, `graph.invoke`) asks its last user message."""
+        asked: dict[str, Any] = {}
+        messages = state.get("messages") or []
+        last = messages[-1] if messages else None
+        shaped = self._question_message(state.get("question") or "").content
+        if isinstance(last, HumanMessage) and last.content != shaped:  # `execute` shapes its own
+            message = self._question_message(last.text.strip())
+            message.id = last.id  # replaces the raw message in the memory
+            asked = {"question": last.text.strip(), "messages": [message]}
+        kept = messages[: -1 if asked else None]
+        state = {**state, **asked, "messages": [*kept, *asked.get("messages", [])]}  # type: ignore[typeddict-item]
+        if not (state.get("question") or "").strip():
+            error = "the run has no question: send a non-empty user message"
+            return asked, state, {**asked, **fresh_run(), "stop_reason": "invalid_input", "error": error}
+        try:
+            self._tool_ready(state)
+        except DatabaseUnavailableError as e:
+            return asked, state, {**asked, **fresh_run(), "stop_reason": "tool_unavailable", "error": str(e)}
+        return asked, state, None
+
+    def _drafted(self, asked: dict[str, Any], reply: ResponderReply) -> dict[str, Any]:
+        update = draft_update(reply, self._action_of)
+        if asked:
+            update = {**asked, **update, "messages": [*asked["messages"], *update.get("messages", [])]}
+        return update
+
+    def _draft_node(self, state: ReflexionState) -> dict[str, Any]:
+        asked, state, ended = self._asked(state)
+        if ended is not None:
+            return ended
+        return self._drafted(asked, respond_with(self._responder("draft", state.get("prompt")), self._prompt_view(state)))
+
+    async def _adraft_node(self, state: ReflexionState) -> dict[str, Any]:
+        # Checking the tool and building a responder may read the database: keep them off the event loop.
+        asked, state, ended = await asyncio.to_thread(self._asked, state)
+        if ended is not None:
+            return ended
+        responder = await asyncio.to_thread(self._responder, "draft", state.get("prompt"))
+        return self._drafted(asked, await arespond_with(responder, self._prompt_view(state)))
+
+    def _revise_node(self, state: ReflexionState) -> dict[str, Any]:
+        reply = respond_with(self._responder("revise", state.get("prompt")), self._prompt_view(state))
+        return self._revised(state, reply)
+
+    async def _arevise_node(self, state: ReflexionState) -> dict[str, Any]:
+        responder = await asyncio.to_thread(self._responder, "revise", state.get("prompt"))
+        return self._revised(state, await arespond_with(responder, self._prompt_view(state)))
+
+    def _execute_tool_node(self, state: ReflexionState) -> dict[str, Any]:
+        skipped = self._skipped(state)
+        if skipped is not None:
+            return tool_update(state, with_notice(skipped, state.get("notice")))
+        try:
+            run = self._run_tool(state)
+        except DatabaseUnavailableError as e:
+            return tool_update(state, unavailable_tool_run(state, e), stop_reason="tool_unavailable")
+        update = tool_update(state, with_notice(run, state.get("notice")))
+        update["stop_reason"] = self._stop_after_tool({**state, **update})  # type: ignore[typeddict-item]
+        return update
+
+    async def _aexecute_tool_node(self, state: ReflexionState) -> dict[str, Any]:
+        return await asyncio.to_thread(self._execute_tool_node, state)
+
+    @staticmethod
+    def _route_after_draft(state: ReflexionState) -> Literal["execute_tool", "__end__"]:
+        """Only a draft the model could not produce (or a run with no question) ends the run here."""
+        return END if state.get("stop_reason") else "execute_tool"
+
+    @staticmethod
+    def _route_after_execute_tool(state: ReflexionState) -> Literal["revise", "__end__"]:
+        return END if state.get("stop_reason") else "revise"
+
+    def _in_run(self, name: str, node: Callable[[Any], Any], anode: Callable[[Any], Any]) -> RunnableLambda:
+        """A node (sync and async) that reads the run's stored context; the run's first node stores
+        the context the run was started with and the limits in force, so a resumed run keeps its
+        settings and limits whoever resumes it (`nodes.run_limits`), and which graph it is."""
+        starts = name == "draft"
+
+        def begin(state: ReflexionState) -> dict[str, Any] | None:
+            if not starts:
+                refuse_raised_limits(state.get("run_context"), runtime_context())
+                return state.get("run_context")
+            with stored_context(None), recorded_limits(None):  # not those of a run this one runs inside
+                return with_limits(started_context(self.graph_name), self._run_limits())
+
+        def sync(state: ReflexionState) -> Any:
+            run_context = begin(state)
+            with stored_context(run_context), recorded_limits(run_context):
+                update = node(state)
+            return {**update, "run_context": run_context} if starts else update
+
+        async def asynchronous(state: ReflexionState) -> Any:
+            run_context = begin(state)
+            with stored_context(run_context), recorded_limits(run_context):
+                update = await anode(state)
+            return {**update, "run_context": run_context} if starts else update
+
+        return RunnableLambda(sync, afunc=asynchronous, name=name)
+
+    # -- the graph and the run API (`graphs.runner.RunTarget`) ------------------------------
+
+    def build_graph(self) -> CompiledStateGraph:
+        """Compile the state machine; nodes run sync under `invoke` and async under `ainvoke`."""
+        builder = StateGraph(
+            self.state_schema,
+            context_schema=self.context_schema,
+            input_schema=self.input_schema,
+            output_schema=self.graph_output_schema,
+        )
+        builder.add_node("draft", self._in_run("draft", self._draft_node, self._adraft_node))
+        builder.add_node("execute_tool", self._in_run("execute_tool", self._execute_tool_node, self._aexecute_tool_node))
+        builder.add_node("revise", self._in_run("revise", self._revise_node, self._arevise_node))
+        builder.add_edge(START, "draft")
+        builder.add_conditional_edges("draft", self._route_after_draft)
+        builder.add_conditional_edges("execute_tool", self._route_after_execute_tool)
+        builder.add_conditional_edges("revise", self._route_after_revise)
+        compiled = builder.compile(checkpointer=self.checkpointer, name=self.graph_name)
+        # Any caller (execute, a notebook, LangGraph server) gets a recursion limit that fits any
+        # step limit a run may ask for.
+        return compiled.with_config(recursion_limit=self.recursion_limit())
+
+    @property
+    def graph(self) -> CompiledStateGraph:
+        if self._graph is None:
+            self._graph = self.build_graph()
+        return self._graph
+
+    @property
+    def graph_name(self) -> str:
+        return type(self).__name__
+
+    def recursion_limit(self, steps: int | None = None) -> int:
+        # Each step is execute_tool + revise; the draft and a margin come on top. A resumed run may
+        # have recorded more steps than this agent's ceiling: its limit is the run's (`steps`).
+        return 2 * max(self._max_steps_ceiling(), steps or 0) + 5
+
+    def question_input(self, question: str, prompt: str | None = None) -> dict[str, Any]:
+        if not isinstance(question, str) or not question.strip():
+            raise ConfigurationError("the question must be a non-empty string")
+        question = question.strip()
+        return {"messages": [self._question_message(question)], "question": question, "prompt": prompt}
+
+    def result_of(self, state: dict[str, Any]) -> ResultT:
+        return self._parse_final_result(state)  # type: ignore[arg-type]
+
+    def log_step(self, step: int, node: str, message: BaseMessage | None) -> None:
+        self._log_step_message(step, node, message)
+
+    def log_result(self, result: ResultT) -> None:
+        self._log_final_result(result)
+
+    def resume(self, thread_id: str, approval: Any = None, **options: Unpack[RunOptions]) -> ResultT:
+        """Continue the run stored in `thread_id` (see `Runner.resume`)."""
+        return self.runner.resume(thread_id, approval, **options)
+
+    async def aresume(self, thread_id: str, approval: Any = None, **options: Unpack[RunOptions]) -> ResultT:
+        return await self.runner.aresume(thread_id, approval, **options)

@@ -1,0 +1,199 @@
+"""`Runner`: the one way every agent and flow runs its compiled graph.
+
+An agent or a flow says what it is (`RunTarget`: its graph, checkpointer, name, context schema,
+how a question enters it and how its final state becomes a result); the runner does the rest,
+the same for all of them: the run's config and thread, the context checked before anything runs,
+the stream with pause detection, progress events and step reports, the result with its thread and
+pending approval, and the resume of a stored thread. The command line, the evaluation and
+`make run` hold a runner and never ask which kind of agent they run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, Generic, Protocol, TypedDict, TypeVar
+
+from langchain_core.messages import BaseMessage
+from langgraph.graph.state import CompiledStateGraph
+from pydantic import BaseModel
+from typing_extensions import Unpack
+
+from nodes.checkpoints import INTERRUPT, paused_on, resume_plan
+from nodes.run_context import checked_context
+from nodes.run_limits import limits_of
+from schemas.run_result import RunResult
+
+ResultT = TypeVar("ResultT", bound=RunResult)
+
+StepCallback = Callable[[int, str, BaseMessage | None, dict[str, Any]], None]
+"""Told of every finished node: (step, node name, the node's own message or None, its state update)."""
+EventCallback = Callable[[dict[str, Any]], None]
+"""Told of every progress event a step writes (`{"label", "payload"}`; the text-to-Cypher flows write them)."""
+
+#: Updates (pauses and step reports), values (the final state) and custom (progress events).
+STREAM_MODES = ["updates", "values", "custom"]
+
+
+class RunOptions(TypedDict, total=False):
+    """How one run is made: its thread, its settings, and who hears of its progress."""
+
+    thread_id: str | None  # the checkpointed thread to run in (a new one when unset)
+    context: dict[str, Any] | None  # this run's settings (the target's `context_schema`)
+    on_step: StepCallback | None
+    on_event: EventCallback | None
+
+
+class RunTarget(Protocol[ResultT]):
+    """What a runner drives: an agent or a flow."""
+
+    checkpointer: Any
+    context_schema: type[BaseModel]
+
+    @property
+    def graph(self) -> CompiledStateGraph: ...
+
+    @property
+    def graph_name(self) -> str:
+        """The name a thread is stored under: a thread is resumed only by the graph that wrote it."""
+        ...
+
+    def question_input(self, question: str) -> dict[str, Any]:
+        """The graph's input for `question` (a bad question is a `ConfigurationError` here)."""
+        ...
+
+    def recursion_limit(self, steps: int | None = None) -> int:
+        """LangGraph's recursion limit for a run allowed `steps` steps (None: the target's own)."""
+        ...
+
+    def result_of(self, state: dict[str, Any]) -> ResultT:
+        """The typed result of a run's final state."""
+        ...
+
+    def log_step(self, step: int, node: str, message: BaseMessage | None) -> None: ...
+
+    def log_result(self, result: ResultT) -> None: ...
+
+
+class _Run(Generic[ResultT]):
+    """One run in progress: what the stream said so far (state, pause), turned into events and a result."""
+
+    def __init__(self, runner: Runner[ResultT], inputs: Any, options: RunOptions, steps: int | None) -> None:
+        target = runner.target
+        self.runner, self.on_step = runner, options.get("on_step")
+        self.config = runner.config(options.get("thread_id"), steps)
+        self.context = checked_context(target.context_schema, options.get("context"))
+        self.state: dict[str, Any] = inputs if isinstance(inputs, dict) else {}
+        self.pending: Any = None
+
+    def take(self, mode: str, chunk: Any) -> dict[str, Any] | None:
+        """Record one streamed chunk; a progress event is returned to pass on."""
+        if mode == "custom":
+            return chunk  # type: ignore[no-any-return]
+        if mode == "values":
+            self.state = chunk
+            return None
+        self.pending = paused_on(chunk) or self.pending
+        for node, update in chunk.items():
+            if node != INTERRUPT:
+                self._report(node, update or {})
+        return None
+
+    def _report(self, node: str, update: dict[str, Any]) -> None:
+        messages = update.get("messages") or []
+        message = messages[0] if messages else None  # the node's own message comes first
+        step = update.get("steps", self.state.get("steps", 0))
+        self.runner.target.log_step(step, node, message)
+        if self.on_step is not None:
+            self.on_step(step, node, message, update)
+
+    def result(self) -> ResultT:
+        return self.runner.finish(self.state, self.config, self.pending)
+
+
+class Runner(Generic[ResultT]):
+    """Runs, streams and resumes one target's graph; every agent and flow holds one."""
+
+    def __init__(self, target: RunTarget[ResultT]) -> None:
+        self.target = target
+
+    def config(self, thread_id: str | None = None, steps: int | None = None) -> dict[str, Any]:
+        """The run's config: a recursion limit that fits its steps, and its thread when checkpointed."""
+        config: dict[str, Any] = {"recursion_limit": self.target.recursion_limit(steps)}
+        if self.target.checkpointer is not None:
+            config["configurable"] = {"thread_id": thread_id or uuid.uuid4().hex}
+        return config
+
+    def finish(self, state: dict[str, Any], config: dict[str, Any], pending: Any = None) -> ResultT:
+        """The result of a run's final state, with its thread and, for a paused run, what it waits on."""
+        extra: dict[str, Any] = {"thread_id": config.get("configurable", {}).get("thread_id")}
+        if pending is not None:
+            extra.update(stop_reason="awaiting_approval", pending_approval=pending)
+        result = self.target.result_of(state).model_copy(update=extra)
+        self.target.log_result(result)
+        return result
+
+    # -- running -----------------------------------------------------------------
+
+    def events(self, inputs: Any, steps: int | None = None, **options: Unpack[RunOptions]) -> Iterator[Any]:
+        """Each progress event as it happens, then the result (the last item)."""
+        run = _Run(self, inputs, options, steps)
+        for mode, chunk in self.target.graph.stream(inputs, run.config, stream_mode=STREAM_MODES, context=run.context):
+            if (event := run.take(mode, chunk)) is not None:
+                yield event
+        yield run.result()
+
+    async def aevents(self, inputs: Any, steps: int | None = None, **options: Unpack[RunOptions]) -> AsyncIterator[Any]:
+        """`events`, asynchronously: model calls are awaited, blocking steps run in worker threads."""
+        run = _Run(self, inputs, options, steps)
+        async for mode, chunk in self.target.graph.astream(inputs, run.config, stream_mode=STREAM_MODES, context=run.context):
+            if (event := run.take(mode, chunk)) is not None:
+                yield event
+        yield run.result()
+
+    def run(self, inputs: Any, steps: int | None = None, **options: Unpack[RunOptions]) -> ResultT:
+        """Run the graph from `inputs` to its end (or its pause); progress goes to the callbacks."""
+        on_event, last = options.get("on_event"), None
+        for last in self.events(inputs, steps, **options):
+            if on_event is not None and not isinstance(last, RunResult):
+                on_event(last)
+        return last  # type: ignore[return-value]  # `events` always ends with the result
+
+    async def arun(self, inputs: Any, steps: int | None = None, **options: Unpack[RunOptions]) -> ResultT:
+        on_event, last = options.get("on_event"), None
+        async for last in self.aevents(inputs, steps, **options):
+            if on_event is not None and not isinstance(last, RunResult):
+                on_event(last)
+        return last  # type: ignore[return-value]
+
+    def ask(self, question: str, **options: Unpack[RunOptions]) -> ResultT:
+        """Answer `question` in a new run (or as the next question of `thread_id`)."""
+        return self.run(self.target.question_input(question), **options)
+
+    async def aask(self, question: str, **options: Unpack[RunOptions]) -> ResultT:
+        return await self.arun(self.target.question_input(question), **options)
+
+    # -- resuming ----------------------------------------------------------------
+
+    def _resume_plan(self, thread_id: str, approval: Any) -> tuple[Any, ResultT | None, int | None]:
+        """(the input that continues the thread, its result if it has finished, the step limit it
+        started with, which the recursion limit must fit). Reads the checkpointer: blocking."""
+        target = self.target
+        inputs, finished = resume_plan(target.graph, target.checkpointer, thread_id, approval, target.graph_name)
+        if finished is not None:
+            return None, self.finish(finished, self.config(thread_id)), None
+        values = target.graph.get_state({"configurable": {"thread_id": thread_id}}).values
+        return inputs, None, limits_of(values.get("run_context")).get("max_steps")
+
+    def resume(self, thread_id: str, approval: Any = None, **options: Unpack[RunOptions]) -> ResultT:
+        """Continue the run stored in `thread_id` from its last saved step: after a crash or Ctrl-C,
+        or, with `approval` ("approve", {"action": "edit", "query": ...}, "reject"), after a pause.
+        A finished run returns its result again without calling the model. The run keeps the limits
+        it started with: a `context` may lower them, one that would raise them is refused."""
+        inputs, done, steps = self._resume_plan(thread_id, approval)
+        return done if done is not None else self.run(inputs, steps, **{**options, "thread_id": thread_id})
+
+    async def aresume(self, thread_id: str, approval: Any = None, **options: Unpack[RunOptions]) -> ResultT:
+        inputs, done, steps = await asyncio.to_thread(self._resume_plan, thread_id, approval)
+        return done if done is not None else await self.arun(inputs, steps, **{**options, "thread_id": thread_id})
