@@ -22,20 +22,19 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from typing_extensions import Unpack
-
 from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.types import interrupt
+from typing_extensions import Unpack
 
 from graphs.engine import ReflexionAgent
 from graphs.runner import RunOptions
 from nodes.common.approval import approval_request, read_decision
 from nodes.common.responder import Responder
 from nodes.common.responder_with_retries import ResponderWithRetries
-from nodes.graphdb.connect import open_database, opened
+from nodes.graphdb.cypher_text import normalise_query
 from nodes.graphdb.hook_database import HookDatabase, connect_hook
-from nodes.graphdb.locations import backend_of, default_connection_args, run_database_args
 from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP, GraphDatabase
+from nodes.graphdb.run_databases import RunDatabases
 from nodes.keyed_cache import KeyedCache
 from nodes.models.resolve import chat_model_from_env
 from nodes.prompts.kg_query import (
@@ -52,7 +51,6 @@ from nodes.run_limits import recorded
 from nodes.settings_checks import seconds, whole_number
 from nodes.tools.cypher import DEFAULT_ROWS_IN_MESSAGE, run_cypher
 from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
-from nodes.graphdb.cypher_text import normalise_query
 from schemas.kg_query import GenerateQuery, KGQueryResult, ReviseQuery
 from schemas.reflexion import ReflexionState, ToolOutcome, ToolRun
 from schemas.run_context import KGQueryContext
@@ -104,38 +102,19 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         self.rows_in_message = whole_number("rows_in_message", rows_in_message, low=1, high=MAX_ROW_CAP)
         self.allow_writes = allow_writes
         self.require_approval = env_flag(APPROVAL_ENV) if require_approval is None else require_approval
-        self._db = database
-        self._owns_db = database is None
-        self._databases = KeyedCache()  # databases runs name in their context
+        self.databases = RunDatabases(self.connection_args, database)
         self._schema_prompts = KeyedCache()  # one kg_prompt per database
-
-    def _run_database_args(self) -> dict[str, Any] | None:
-        return run_database_args(
-            self.run_context(), self.connection_args, given_object=not self._owns_db, own_db=self._db
-        )
 
     @property
     def db(self) -> GraphDatabase:
         """This run's graph database: the one its context names, else the agent's own. Opened on
         first use, so a database that is down is a stop reason, not a crash at construction."""
-        args = self._run_database_args()
-        if args is not None:
-            key = repr(sorted(args.items()))
-            return self._databases.get(key, lambda: opened(lambda: open_database(args), args))
-        if self._db is None:
-            own = self.connection_args or None
-            self._db = opened(lambda: open_database(own), own or default_connection_args())
-        return self._db
+        return self.databases.for_run(self.run_context())
 
     @property
     def dialect(self) -> str:
         """The run's database dialect, known without connecting (a given kg_prompt needs no database)."""
-        args = self._run_database_args()
-        if args is None:
-            if self._db is not None:
-                return self._db.dialect
-            args = self.connection_args or default_connection_args()
-        return backend_of(args)
+        return self.databases.dialect_for(self.run_context())
 
     def schema_prompt(self) -> str:
         """The kg_prompt built from the live schema, used when `execute` gets no prompt."""
@@ -290,12 +269,7 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
 
     def close(self) -> None:
         """Close the database connections this agent opened."""
-        if self._owns_db and self._db is not None:
-            self._db.close()
-            self._db = None
-        for db in self._databases.values():
-            db.close()
-        self._databases.clear()
+        self.databases.close()
         self._schema_prompts.clear()
 
     def _action_key(self, action: str) -> str:

@@ -33,11 +33,14 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from nodes.graphdb import FalkorDBGraph
+from nodes.graphdb.run_databases import RunDatabases
 from nodes.keyed_cache import KeyedCache
 from nodes.react.results import react_result
 from nodes.tools.wikipedia import WikipediaTools
 from nodes.tools.wikipedia_backends import LocalCorpus, MediaWikiAPI
-from schemas.reflexion import StopReason
+from schemas.extraction import ExtractionStopReason
+from schemas.kg_query import KGQueryStopReason
+from schemas.react import ReActStopReason
 from schemas.text2cypher import FlowStopReason
 from tests.conftest import graph_fingerprint
 from tests.openai_stub import OpenAIStub
@@ -77,6 +80,8 @@ def fresh(owner: Any, monkeypatch: pytest.MonkeyPatch, wikipedia_api: str) -> No
     for attribute, value in list(vars(owner).items()):
         if isinstance(value, KeyedCache):
             monkeypatch.setattr(owner, attribute, KeyedCache())
+        elif isinstance(value, RunDatabases):
+            monkeypatch.setattr(owner, attribute, RunDatabases(value.connection_args, value.given))
         elif attribute in ("_chat", "_conversation", "_db"):
             monkeypatch.setattr(owner, attribute, None)
     if isinstance(getattr(owner, "tools", None), WikipediaTools):  # the live client, on the sample corpus
@@ -86,8 +91,6 @@ def fresh(owner: Any, monkeypatch: pytest.MonkeyPatch, wikipedia_api: str) -> No
 def close(owner: Any) -> None:
     if hasattr(owner, "close"):
         owner.close()
-    elif getattr(owner, "_db", None) is not None and getattr(owner, "_owns_db", False):
-        owner._db.close()
 
 
 def result_of(name: str, owner: Any, state: dict[str, Any]) -> tuple[str | None, Any, str | None]:
@@ -104,10 +107,19 @@ def result_of(name: str, owner: Any, state: dict[str, Any]) -> tuple[str | None,
     return result.stop_reason, result.answer, result.error
 
 
+#: The stop reasons each agent declares (the engine's, and its own); the flows share `FlowStopReason`.
+STOP_REASONS: dict[str, Any] = {
+    "kg_reflexion": KGQueryStopReason,
+    "react_tools": ReActStopReason,
+    "react_wikipedia": ReActStopReason,
+    "structured_output": ExtractionStopReason,
+}
+
+
 def problem(name: str, owner: Any, state: dict[str, Any]) -> str | None:
     """What is wrong with how the run ended, or None."""
     stop, answer, error = result_of(name, owner, state)
-    typed = get_args(FlowStopReason) if name.startswith("text2cypher") else get_args(StopReason)
+    typed = get_args(STOP_REASONS.get(name, FlowStopReason))
     if stop not in typed or stop == "awaiting_approval":
         return f"untyped stop reason {stop!r}"
     if stop in FAILED and not (isinstance(error, str) and error.strip()):

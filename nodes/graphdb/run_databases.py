@@ -1,0 +1,51 @@
+"""`RunDatabases`: which database a run queries, shared by the knowledge-graph agent and the flows.
+
+An agent or flow has a database of its own (given as an object, named by connection arguments,
+or the environment's default), and a run's context may name another (`database_url`, `graph`)
+if the operator allows it. Each database is opened once, on first use, so a database that is
+down is a typed stop of the run that needs it, never a crash when the agent is built.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nodes.graphdb.connect import open_database, opened
+from nodes.graphdb.locations import backend_of, default_connection_args, run_database_args
+from nodes.graphdb.protocol import GraphDatabase
+from nodes.keyed_cache import KeyedCache
+
+
+class RunDatabases:
+    """The owner's own database and those its runs name, each opened once."""
+
+    def __init__(self, connection_args: dict[str, Any] | None = None, database: GraphDatabase | None = None) -> None:
+        self.connection_args = dict(connection_args or {})
+        self.given = database  # a database object the caller owns (never closed here)
+        self._opened = KeyedCache()  # by connection arguments
+
+    def args_for(self, run: Any) -> dict[str, Any] | None:
+        """The connection arguments of the database `run` (a run context) names; None: the owner's own."""
+        return run_database_args(run, self.connection_args, given_object=self.given is not None, own_db=self.given)
+
+    def for_run(self, run: Any) -> GraphDatabase:
+        """The database `run` queries, opened on first use."""
+        args = self.args_for(run)
+        if args is None and self.given is not None:
+            return self.given
+        wanted = args or self.connection_args or default_connection_args()
+        key = repr(sorted(wanted.items()))
+        return self._opened.get(key, lambda: opened(lambda: open_database(wanted), wanted))  # type: ignore[no-any-return]
+
+    def dialect_for(self, run: Any) -> str:
+        """The dialect of the database `run` queries, known without connecting."""
+        args = self.args_for(run)
+        if args is None and self.given is not None:
+            return self.given.dialect
+        return backend_of(args or self.connection_args or default_connection_args())
+
+    def close(self) -> None:
+        """Close the databases opened here (a given database stays open: its owner closes it)."""
+        for db in self._opened.values():
+            db.close()
+        self._opened.clear()
