@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import Any, Literal, TypeVar, cast
 
 from langchain_core.messages import BaseMessage, ToolMessage
-from langgraph.graph import END
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
@@ -133,7 +132,7 @@ class ReflexionAgent(AgentLoop[ResultT]):
 
     def _should_continue(self, state: ReflexionState) -> Literal["execute_tool", "__end__"]:
         """Route after revise: run the revised action, or end once a stop reason is set."""
-        return END if state.get("stop_reason") else "execute_tool"
+        return "__end__" if state.get("stop_reason") else "execute_tool"
 
     # -- the Reflexion loop on the engine's turns ---------------------------------------
 
@@ -155,7 +154,7 @@ class ReflexionAgent(AgentLoop[ResultT]):
 
     def _run_tool(self, state: ReflexionState) -> ToolRun:
         """Run the pending action: biochatter's `_tool_function` on the memory."""
-        return run_from_message(state, self._tool_function(state["messages"]))
+        return run_from_message(state, self._tool_function(cast(list[BaseMessage], state["messages"])))
 
     def _score_from_revision(self, parsed: BaseModel) -> float | None:
         return parse_score(getattr(parsed, "score", None))

@@ -19,8 +19,8 @@ for approval before each query runs (`schemas.run_context.KGQueryContext`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import Any, cast
 
 from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.types import interrupt
@@ -119,9 +119,8 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
     def schema_prompt(self) -> str:
         """The kg_prompt built from the live schema, used when `execute` gets no prompt."""
         db = self.db
-        return self._schema_prompts.get(
-            db, lambda: build_kg_prompt(db.schema(), dialect=db.dialect)
-        )  # keyed by the object: no id reuse
+        # keyed by the object (adapters hash by identity): an id could be reused by a later database
+        return self._schema_prompts.get(cast(Hashable, db), lambda: build_kg_prompt(db.schema(), dialect=db.dialect))
 
     def _brings_own_database(self) -> bool:
         """A subclass that overrides `_query_graph_database` (as biochatter's do) queries its own
@@ -281,5 +280,7 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         """Run the loop; `kg_prompt` defaults to one built from the live schema."""
         return self.runner.run(self.question_input(question, kg_prompt), **options)
 
-    async def aexecute(self, question: str, kg_prompt: str | None = None, **options: Unpack[RunOptions]) -> KGQueryResult:
+    async def aexecute(
+        self, question: str, kg_prompt: str | None = None, **options: Unpack[RunOptions]
+    ) -> KGQueryResult:
         return await self.runner.arun(self.question_input(question, kg_prompt), **options)

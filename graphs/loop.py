@@ -23,12 +23,12 @@ from typing import Any, Generic, Literal, TypeVar
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
-from graphs.runner import RunOptions, Runner
+from graphs.runner import ResumeOptions, Runner
 from nodes.checkpoints import resolve_checkpointer
 from nodes.common.responder import Responder, ResponderReply
 from nodes.common.responder_with_retries import ResponderWithRetries, arespond_with, respond_with
@@ -84,7 +84,7 @@ class AgentLoop(ABC, Generic[ResultT]):
         self._conversation: Any = None
         self._chat: BaseChatModel | None = None
         self._models = KeyedCache()  # models runs name in their context, one client per name
-        self._graph: CompiledStateGraph | None = None
+        self._graph: CompiledStateGraph[Any, Any, Any, Any] | None = None
 
     # -- what an agent supplies ----------------------------------------------------
 
@@ -127,7 +127,7 @@ class AgentLoop(ABC, Generic[ResultT]):
 
     def _route_after_revise(self, state: ReflexionState) -> Literal["execute_tool", "__end__"]:
         """Run the revised action, or end once a stop reason is set."""
-        return END if state.get("stop_reason") else "execute_tool"
+        return "__end__" if state.get("stop_reason") else "execute_tool"
 
     # -- logging (biochatter's hooks) ------------------------------------------------
 
@@ -183,7 +183,7 @@ class AgentLoop(ABC, Generic[ResultT]):
         agent's."""
         asked = self.run_context().max_steps
         ceiling, own = recorded("max_steps", self._max_steps_ceiling()), recorded("max_steps", self.max_steps)
-        return min(asked, ceiling) if asked is not None else own  # type: ignore[no-any-return]
+        return min(asked, ceiling) if asked is not None else own
 
     def _run_limits(self) -> dict[str, Any]:
         """The limits a starting run records, so they hold when another agent or process resumes it.
@@ -229,7 +229,9 @@ class AgentLoop(ABC, Generic[ResultT]):
         asked, state, ended = self._asked(state)
         if ended is not None:
             return ended
-        return self._drafted(asked, respond_with(self._responder("draft", state.get("prompt")), self._prompt_view(state)))
+        return self._drafted(
+            asked, respond_with(self._responder("draft", state.get("prompt")), self._prompt_view(state))
+        )
 
     async def _adraft_node(self, state: ReflexionState) -> dict[str, Any]:
         # Checking the tool and building a responder may read the database: keep them off the event loop.
@@ -265,11 +267,11 @@ class AgentLoop(ABC, Generic[ResultT]):
     @staticmethod
     def _route_after_draft(state: ReflexionState) -> Literal["execute_tool", "__end__"]:
         """Only a draft the model could not produce (or a run with no question) ends the run here."""
-        return END if state.get("stop_reason") else "execute_tool"
+        return "__end__" if state.get("stop_reason") else "execute_tool"
 
     @staticmethod
     def _route_after_execute_tool(state: ReflexionState) -> Literal["revise", "__end__"]:
-        return END if state.get("stop_reason") else "revise"
+        return "__end__" if state.get("stop_reason") else "revise"
 
     def _in_run(self, name: str, node: Callable[[Any], Any], anode: Callable[[Any], Any]) -> RunnableLambda:
         """A node (sync and async) that reads the run's stored context; the run's first node stores
@@ -300,16 +302,18 @@ class AgentLoop(ABC, Generic[ResultT]):
 
     # -- the graph and the run API (`graphs.runner.RunTarget`) ------------------------------
 
-    def build_graph(self) -> CompiledStateGraph:
+    def build_graph(self) -> CompiledStateGraph[Any, Any, Any, Any]:
         """Compile the state machine; nodes run sync under `invoke` and async under `ainvoke`."""
-        builder = StateGraph(
+        builder: StateGraph[Any, Any, Any, Any] = StateGraph(
             self.state_schema,
             context_schema=self.context_schema,
             input_schema=self.input_schema,
             output_schema=self.graph_output_schema,
         )
         builder.add_node("draft", self._in_run("draft", self._draft_node, self._adraft_node))
-        builder.add_node("execute_tool", self._in_run("execute_tool", self._execute_tool_node, self._aexecute_tool_node))
+        builder.add_node(
+            "execute_tool", self._in_run("execute_tool", self._execute_tool_node, self._aexecute_tool_node)
+        )
         builder.add_node("revise", self._in_run("revise", self._revise_node, self._arevise_node))
         builder.add_edge(START, "draft")
         builder.add_conditional_edges("draft", self._route_after_draft)
@@ -321,7 +325,7 @@ class AgentLoop(ABC, Generic[ResultT]):
         return compiled.with_config(recursion_limit=self.recursion_limit())
 
     @property
-    def graph(self) -> CompiledStateGraph:
+    def graph(self) -> CompiledStateGraph[Any, Any, Any, Any]:
         if self._graph is None:
             self._graph = self.build_graph()
         return self._graph
@@ -350,9 +354,9 @@ class AgentLoop(ABC, Generic[ResultT]):
     def log_result(self, result: ResultT) -> None:
         self._log_final_result(result)
 
-    def resume(self, thread_id: str, approval: Any = None, **options: Unpack[RunOptions]) -> ResultT:
+    def resume(self, thread_id: str, approval: Any = None, **options: Unpack[ResumeOptions]) -> ResultT:
         """Continue the run stored in `thread_id` (see `Runner.resume`)."""
         return self.runner.resume(thread_id, approval, **options)
 
-    async def aresume(self, thread_id: str, approval: Any = None, **options: Unpack[RunOptions]) -> ResultT:
+    async def aresume(self, thread_id: str, approval: Any = None, **options: Unpack[ResumeOptions]) -> ResultT:
         return await self.runner.aresume(thread_id, approval, **options)

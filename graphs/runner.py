@@ -16,7 +16,9 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Generic, Protocol, TypedDict, TypeVar
 
 from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import StreamMode
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
@@ -33,26 +35,33 @@ EventCallback = Callable[[dict[str, Any]], None]
 """Told of every progress event a step writes (`{"label", "payload"}`; the text-to-Cypher flows write them)."""
 
 #: Updates (pauses and step reports), values (the final state) and custom (progress events).
-STREAM_MODES = ["updates", "values", "custom"]
+STREAM_MODES: list[StreamMode] = ["updates", "values", "custom"]
 
 
-class RunOptions(TypedDict, total=False):
-    """How one run is made: its thread, its settings, and who hears of its progress."""
+class ResumeOptions(TypedDict, total=False):
+    """How a stored run is continued: its settings, and who hears of its progress."""
 
-    thread_id: str | None  # the checkpointed thread to run in (a new one when unset)
     context: dict[str, Any] | None  # this run's settings (the target's `context_schema`)
     on_step: StepCallback | None
     on_event: EventCallback | None
+
+
+class RunOptions(ResumeOptions, total=False):
+    """How one run is made: its thread, its settings, and who hears of its progress."""
+
+    thread_id: str | None  # the checkpointed thread to run in (a new one when unset)
 
 
 class RunTarget(Protocol[ResultT]):
     """What a runner drives: an agent or a flow."""
 
     checkpointer: Any
-    context_schema: type[BaseModel]
 
     @property
-    def graph(self) -> CompiledStateGraph: ...
+    def context_schema(self) -> type[BaseModel]: ...
+
+    @property
+    def graph(self) -> CompiledStateGraph[Any, Any, Any, Any]: ...
 
     @property
     def graph_name(self) -> str:
@@ -90,7 +99,7 @@ class _Run(Generic[ResultT]):
     def take(self, mode: str, chunk: Any) -> dict[str, Any] | None:
         """Record one streamed chunk; a progress event is returned to pass on."""
         if mode == "custom":
-            return chunk  # type: ignore[no-any-return]
+            return chunk
         if mode == "values":
             self.state = chunk
             return None
@@ -118,14 +127,14 @@ class Runner(Generic[ResultT]):
     def __init__(self, target: RunTarget[ResultT]) -> None:
         self.target = target
 
-    def config(self, thread_id: str | None = None, steps: int | None = None) -> dict[str, Any]:
+    def config(self, thread_id: str | None = None, steps: int | None = None) -> RunnableConfig:
         """The run's config: a recursion limit that fits its steps, and its thread when checkpointed."""
-        config: dict[str, Any] = {"recursion_limit": self.target.recursion_limit(steps)}
+        config: RunnableConfig = {"recursion_limit": self.target.recursion_limit(steps)}
         if self.target.checkpointer is not None:
             config["configurable"] = {"thread_id": thread_id or uuid.uuid4().hex}
         return config
 
-    def finish(self, state: dict[str, Any], config: dict[str, Any], pending: Any = None) -> ResultT:
+    def finish(self, state: dict[str, Any], config: RunnableConfig, pending: Any = None) -> ResultT:
         """The result of a run's final state, with its thread and, for a paused run, what it waits on."""
         extra: dict[str, Any] = {"thread_id": config.get("configurable", {}).get("thread_id")}
         if pending is not None:
@@ -147,7 +156,8 @@ class Runner(Generic[ResultT]):
     async def aevents(self, inputs: Any, steps: int | None = None, **options: Unpack[RunOptions]) -> AsyncIterator[Any]:
         """`events`, asynchronously: model calls are awaited, blocking steps run in worker threads."""
         run = _Run(self, inputs, options, steps)
-        async for mode, chunk in self.target.graph.astream(inputs, run.config, stream_mode=STREAM_MODES, context=run.context):
+        stream = self.target.graph.astream(inputs, run.config, stream_mode=STREAM_MODES, context=run.context)
+        async for mode, chunk in stream:
             if (event := run.take(mode, chunk)) is not None:
                 yield event
         yield run.result()
@@ -186,14 +196,14 @@ class Runner(Generic[ResultT]):
         values = target.graph.get_state({"configurable": {"thread_id": thread_id}}).values
         return inputs, None, limits_of(values.get("run_context")).get("max_steps")
 
-    def resume(self, thread_id: str, approval: Any = None, **options: Unpack[RunOptions]) -> ResultT:
+    def resume(self, thread_id: str, approval: Any = None, **options: Unpack[ResumeOptions]) -> ResultT:
         """Continue the run stored in `thread_id` from its last saved step: after a crash or Ctrl-C,
         or, with `approval` ("approve", {"action": "edit", "query": ...}, "reject"), after a pause.
         A finished run returns its result again without calling the model. The run keeps the limits
         it started with: a `context` may lower them, one that would raise them is refused."""
         inputs, done, steps = self._resume_plan(thread_id, approval)
-        return done if done is not None else self.run(inputs, steps, **{**options, "thread_id": thread_id})
+        return done if done is not None else self.run(inputs, steps, thread_id=thread_id, **options)
 
-    async def aresume(self, thread_id: str, approval: Any = None, **options: Unpack[RunOptions]) -> ResultT:
+    async def aresume(self, thread_id: str, approval: Any = None, **options: Unpack[ResumeOptions]) -> ResultT:
         inputs, done, steps = await asyncio.to_thread(self._resume_plan, thread_id, approval)
-        return done if done is not None else await self.arun(inputs, steps, **{**options, "thread_id": thread_id})
+        return done if done is not None else await self.arun(inputs, steps, thread_id=thread_id, **options)

@@ -14,7 +14,7 @@ extractions; a run with `max_retries=0` makes exactly one).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
@@ -31,7 +31,7 @@ from nodes.react.action_responder import ActionResponder
 from nodes.reflexion.steps import outcomes_of, usage_of_state
 from nodes.reflexion.stop_rules import MAX_STEPS_LIMIT
 from schemas.errors import ConfigurationError
-from schemas.extraction import ExtractionAttempt, ExtractionResult, RawExtraction
+from schemas.extraction import ExtractionAttempt, ExtractionResult, ExtractionStopReason, RawExtraction
 from schemas.reflexion import ReflexionState, ToolOutcome, ToolRun
 
 DEFAULT_MAX_RETRIES = 3
@@ -101,7 +101,7 @@ class StructuredOutputReflectionAgent(ActionLoopAgent[ExtractionResult]):
         return ExtractionResult(
             value=validate_data(self.output_schema, validated.detail["data"])[0] if validated else None,
             ok=validated is not None,
-            stop_reason=output.get("stop_reason"),
+            stop_reason=cast(ExtractionStopReason | None, output.get("stop_reason")),
             attempts=attempts,
             usage=usage_of_state(output),
             error=None if validated else error,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import HumanMessage
 from typing_extensions import Unpack
@@ -36,7 +36,7 @@ from nodes.tools.wikipedia import WikipediaTools
 from nodes.tools.wikipedia_backends import WikipediaBackend
 from schemas.errors import ConfigurationError
 from schemas.react import ReActAction, ReActResult, WikipediaReActState
-from schemas.reflexion import ToolOutcome, ToolRun
+from schemas.reflexion import ReflexionState, ToolOutcome, ToolRun
 
 DEFAULT_MAX_CALLS = 8  # the notebook's value, tuned in the ReAct paper
 MAX_CALLS_LIMIT = 50  # wider than the notebook's 8, for multi-hop questions on weaker models
@@ -109,8 +109,9 @@ class WikipediaReActAgent(ActionLoopAgent[ReActResult]):
     def _question_message(self, question: str) -> HumanMessage:
         return HumanMessage(content=question_text(question))
 
-    def _run_tool(self, state: WikipediaReActState) -> ToolRun:
-        return run_wikipedia_action(self.tools, ReActAction.model_validate(state["parsed_action"]), state)
+    def _run_tool(self, state: ReflexionState) -> ToolRun:
+        action = ReActAction.model_validate(state["parsed_action"])
+        return run_wikipedia_action(self.tools, action, cast(WikipediaReActState, state))
 
     def _done(self, outcome: ToolOutcome) -> str | None:
         return "finished" if outcome.detail.get("tool") == FINISH else None
@@ -118,19 +119,24 @@ class WikipediaReActAgent(ActionLoopAgent[ReActResult]):
     def _max_steps_ceiling(self) -> int:
         return MAX_CALLS_LIMIT  # `max_calls` may be set per call, above the agent's default
 
-    def _parse_final_result(self, output: WikipediaReActState) -> ReActResult:
+    def _parse_final_result(self, output: ReflexionState) -> ReActResult:
         return react_result(output)
 
-    def execute(self, question: str, *, max_calls: int | None = None, **options: Unpack[RunOptions]) -> ReActResult:
-        """Answer `question` in at most `max_calls` model calls; in a checkpointed thread, earlier turns stay
-        in the memory. `max_calls` is this run's step limit (`context={"max_steps": ...}` says the same)."""
+    @staticmethod
+    def _with_calls(options: RunOptions, max_calls: int | None) -> RunOptions:
+        """`max_calls` is the run's step limit (`context={"max_steps": ...}` says the same)."""
         if max_calls is not None:
             options["context"] = {**(options.get("context") or {}), "max_steps": check_max_calls(max_calls)}
-        return self.runner.ask(question, **options)
+        return options
 
-    async def aexecute(self, question: str, *, max_calls: int | None = None, **options: Unpack[RunOptions]) -> ReActResult:
-        if max_calls is not None:
-            options["context"] = {**(options.get("context") or {}), "max_steps": check_max_calls(max_calls)}
-        return await self.runner.aask(question, **options)
+    def execute(self, question: str, *, max_calls: int | None = None, **options: Unpack[RunOptions]) -> ReActResult:
+        """Answer `question` in at most `max_calls` model calls; in a checkpointed thread, earlier turns
+        stay in the memory."""
+        return self.runner.ask(question, **self._with_calls(options, max_calls))
+
+    async def aexecute(
+        self, question: str, *, max_calls: int | None = None, **options: Unpack[RunOptions]
+    ) -> ReActResult:
+        return await self.runner.aask(question, **self._with_calls(options, max_calls))
 
     __call__ = execute  # the notebook's `agent(question)`

@@ -11,7 +11,9 @@ from pydantic import BaseModel, Field
 class RunResult(BaseModel):
     """The thread a run lives in, the query it paused on, and whether it produced an answer."""
 
-    thread_id: str | None = Field(default=None, description="The checkpointed thread; resume or continue it by this id.")
+    thread_id: str | None = Field(
+        default=None, description="The checkpointed thread; resume or continue it by this id."
+    )
     pending_approval: dict[str, Any] | None = Field(
         default=None, description="The query a paused run waits on (stop reason awaiting_approval)."
     )

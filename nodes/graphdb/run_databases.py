@@ -35,7 +35,7 @@ class RunDatabases:
             return self.given
         wanted = args or self.connection_args or default_connection_args()
         key = repr(sorted(wanted.items()))
-        return self._opened.get(key, lambda: opened(lambda: open_database(wanted), wanted))  # type: ignore[no-any-return]
+        return self._opened.get(key, lambda: opened(lambda: open_database(wanted), wanted))
 
     def dialect_for(self, run: Any) -> str:
         """The dialect of the database `run` queries, known without connecting."""

@@ -11,6 +11,7 @@ shortened. Only the prompt is trimmed: the memory, the outcomes and the checkpoi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
@@ -44,11 +45,11 @@ def _shortened(message: ToolMessage, rows_start: int) -> ToolMessage:
     return message.model_copy(update={"content": "\n".join([*lines[:rows_start], note])})
 
 
-def prompt_messages(messages: list[BaseMessage], keep_tool_results: int | None) -> list[BaseMessage]:
+def prompt_messages(messages: Sequence[BaseMessage], keep_tool_results: int | None) -> list[BaseMessage]:
     """`messages` with the rows of all but the last `keep_tool_results` results of the current
     question left out; None keeps everything."""
     if keep_tool_results is None:
-        return messages
+        return messages if isinstance(messages, list) else list(messages)
     question = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
     results = [(i, start) for i, m in enumerate(messages) if i > question and (start := _rows_start(m)) is not None]
     old = dict(results[: max(0, len(results) - keep_tool_results)])

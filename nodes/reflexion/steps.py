@@ -6,7 +6,7 @@ these functions turn their results into typed state updates.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -28,7 +28,7 @@ def action_from_args(args: Mapping[str, Any]) -> str:
     return ""
 
 
-def latest_action(messages: list[BaseMessage]) -> str:
+def latest_action(messages: Sequence[BaseMessage]) -> str:
     """The action of the newest assistant tool call in the memory."""
     for message in reversed(messages):
         if isinstance(message, AIMessage) and message.tool_calls:
@@ -36,11 +36,11 @@ def latest_action(messages: list[BaseMessage]) -> str:
     return ""
 
 
-def last_tool_call_id(messages: list[BaseMessage]) -> str:
+def last_tool_call_id(messages: Sequence[BaseMessage]) -> str:
     """The id of the newest assistant tool call, which the next ToolMessage answers."""
     for message in reversed(messages):
         if isinstance(message, AIMessage) and message.tool_calls:
-            return message.tool_calls[-1]["id"]
+            return message.tool_calls[-1]["id"] or "call_none"
     return "call_none"
 
 
