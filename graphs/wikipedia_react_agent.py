@@ -38,8 +38,8 @@ from schemas.errors import ConfigurationError
 from schemas.react import ReActAction, ReActResult, WikipediaReActState
 from schemas.reflexion import ReflexionState, ToolOutcome, ToolRun
 
-DEFAULT_MAX_CALLS = 8  # the notebook's value, tuned in the ReAct paper
-MAX_CALLS_LIMIT = 50  # wider than the notebook's 8, for multi-hop questions on weaker models
+DEFAULT_MAX_CALLS = 8  # the Gemini ReAct notebook's value, tuned in the ReAct paper
+MAX_CALLS_LIMIT = 50  # wider than that default of 8, for multi-hop questions on weaker models
 
 
 def check_max_calls(max_calls: Any) -> int:
@@ -53,7 +53,7 @@ def check_max_calls(max_calls: Any) -> int:
 def load_prompt(prompt: str | os.PathLike[str]) -> str:
     """The ReAct prompt, given as text or as a path to a file holding it.
 
-    A trailing `Question\\n{question}` (the notebook's prompt format) is dropped: here the
+    A trailing `Question\\n{question}` (the Gemini ReAct notebook's prompt format) is dropped: here the
     question is the first message of each turn, so follow-up questions share the prompt.
     """
     if isinstance(prompt, os.PathLike) or (
@@ -139,4 +139,4 @@ class WikipediaReActAgent(ActionLoopAgent[ReActResult]):
     ) -> ReActResult:
         return await self.runner.aask(question, **self._with_calls(options, max_calls))
 
-    __call__ = execute  # the notebook's `agent(question)`
+    __call__ = execute  # `agent(question)`, as the Gemini ReAct notebook calls its agent

@@ -1,4 +1,4 @@
-"""Attempts and results of the structured-output reflection agent, and the seed's example models."""
+"""Attempts and results of the structured-output reflection agent, and the example models of the reflection-workflow write-up (cars)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class Car(BaseModel):
 
 
 class CarCollection(BaseModel):
-    """The seed's example: every car mentioned in a passage."""
+    """The reflection-workflow example: every car mentioned in a passage."""
 
     cars: list[Car]
 

@@ -1,4 +1,4 @@
-"""Structured outputs of the knowledge-graph query agent, as users of the seed API know them."""
+"""Structured outputs of the knowledge-graph query agent, as users of biochatter's `KGQueryReflexionAgent` know them."""
 
 from __future__ import annotations
 
