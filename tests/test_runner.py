@@ -1,0 +1,97 @@
+"""The one run API: every agent runs, resumes and reports through `graphs.runner.Runner`, and every
+result keeps the same contract (`answered`, `thread_id`, `pending_approval`)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graphs.react_agent import ReActAgent
+from graphs.structured_output_agent import StructuredOutputReflectionAgent
+from nodes.models import ScriptedChatModel, tool_reply
+from nodes.tools.arithmetic import ARITHMETIC_TOOLS
+from schemas.errors import ConfigurationError
+from schemas.extraction import CarCollection
+from schemas.run_result import RunResult
+from tests.conftest import TOM_HANKS_QUERY, draft, make_agent, revise
+
+CARS = {"cars": [{"brand": "Fiat", "model": "Panda", "power": 45}]}
+
+
+def react_agent(replies: list, **kwargs) -> tuple[ReActAgent, ScriptedChatModel]:
+    model = ScriptedChatModel(replies=replies)
+    return ReActAgent(ARITHMETIC_TOOLS, lambda: model, **kwargs), model
+
+
+def test_every_result_says_whether_it_answered_in_the_same_words(movies_db):
+    kg, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, score=9)])
+    react, _ = react_agent([tool_reply("multiply", {"a": 6, "b": 7}), tool_reply("finish", {"answer": "42"})])
+    unfinished, _ = react_agent([tool_reply("multiply", {"a": 6, "b": 7})], max_steps=1)
+    model = ScriptedChatModel(replies=[tool_reply("CarCollection", {"cars": "none"})])
+    failing = StructuredOutputReflectionAgent(CarCollection, lambda: model, max_retries=0)
+    results = {
+        "kg": kg.execute("Which movies did Tom Hanks act in?"),
+        "react": react.execute("6 times 7?"),
+        "react_unfinished": unfinished.execute("6 times 7?"),
+        "extraction_failed": failing.extract("a passage"),
+    }
+    assert all(isinstance(r, RunResult) and r.thread_id for r in results.values())
+    assert {name: r.answered for name, r in results.items()} == {
+        "kg": True,
+        "react": True,
+        "react_unfinished": False,
+        "extraction_failed": False,
+    }
+
+
+def test_a_finished_react_thread_resumes_to_its_result_without_calling_the_model():
+    agent, model = react_agent(
+        [tool_reply("multiply", {"a": 6, "b": 7}), tool_reply("finish", {"answer": "42"})],
+        checkpointer=InMemorySaver(),
+    )
+    first = agent.execute("6 times 7?", thread_id="t-react")
+    calls = len(model.calls)
+    again = agent.resume("t-react")
+    assert again == first and again.answer == "42"
+    assert len(model.calls) == calls
+    assert asyncio.run(agent.aresume("t-react")) == first
+
+
+def test_a_thread_of_another_agent_is_refused_by_name():
+    saver = InMemorySaver()
+    react, _ = react_agent([tool_reply("finish", {"answer": "x"})], checkpointer=saver)
+    react.execute("q", thread_id="shared")
+    model = ScriptedChatModel(replies=[])
+    extraction = StructuredOutputReflectionAgent(CarCollection, lambda: model, checkpointer=saver)
+    with pytest.raises(ConfigurationError, match="ReActAgent"):
+        extraction.resume("shared")
+
+
+def test_a_run_context_that_does_not_fit_the_agent_is_refused_before_any_model_call():
+    agent, model = react_agent([tool_reply("finish", {"answer": "x"})])
+    with pytest.raises(ConfigurationError, match="max_steps"):
+        agent.execute("q", context={"max_steps": 0})
+    with pytest.raises(ConfigurationError, match="unknown"):
+        agent.execute("q", context={"unknown": 1})
+    assert model.calls == []
+
+
+def test_each_step_is_reported_once_with_its_own_message_in_sync_and_async_runs():
+    script = [tool_reply("CarCollection", {"cars": "none"}), tool_reply("CarCollection", CARS)]
+    seen: dict[str, list[tuple[int, str, str]]] = {"sync": [], "async": []}
+
+    def recorder(kind: str):
+        return lambda step, node, message, update: seen[kind].append((step, node, type(message).__name__))
+
+    for kind in seen:
+        model = ScriptedChatModel(replies=list(script))
+        agent = StructuredOutputReflectionAgent(CarCollection, lambda model=model: model)
+        if kind == "sync":
+            result = agent.extract("a passage", on_step=recorder(kind))
+        else:
+            result = asyncio.run(agent.aextract("a passage", on_step=recorder(kind)))
+        assert result.ok
+    expected = [(0, "draft", "AIMessage"), (1, "execute_tool", "ToolMessage"), (1, "revise", "AIMessage")]
+    assert seen["sync"] == seen["async"] == [*expected, (2, "execute_tool", "ToolMessage")]
