@@ -6,35 +6,27 @@
     for event in flow.stream("Who directed The Matrix?"):   # progress events, then the result
         print(event)
 
-naive:          guardrail -> generate -> map_values -> execute -> summarize
-retry:          ... execute -(error)-> correct -> map_values -> execute ...
-retry_evaluate: ... execute -> evaluate -(poor rows)-> correct ...; a corrected query the
-                evaluator accepts is stored as a new few-shot example
-planner:        guardrail -> plan -> subquery x N (parallel, `Send`) -> check -> (next round) -> summarize
+Each flow's graph is wired by its builder in `graphs.text2cypher_builders` (`FLOW_BUILDERS`); this
+class gives the builder the steps as nodes bound to the run's model, database and limits, and runs it.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, cast
 
-from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Send
 
+from graphs.text2cypher_builders import FLOW_BUILDERS, Node, Step, Wiring
+from graphs.text2cypher_builders import FLOWS as FLOWS  # the registry's names; the CLI takes them from here
 from nodes.checkpoints import DURABLE, paused_on, resolve_checkpointer, resume_plan
 from nodes.graphdb.connect import open_database, opened
 from nodes.graphdb.demo_data import is_movies_graph
 from nodes.graphdb.locations import default_connection_args, run_database_args
-from nodes.graphdb.protocol import (
-    DEFAULT_QUERY_TIMEOUT_S,
-    DEFAULT_ROW_CAP,
-    GraphDatabase,
-    graph_exists,
-)
+from nodes.graphdb.protocol import GraphDatabase, graph_exists
 from nodes.keyed_cache import KeyedCache
 from nodes.models.resolve import chat_model_from_env, resolve_chat_model
 from nodes.run_context import (
@@ -48,27 +40,23 @@ from nodes.run_context import (
     stored_context,
 )
 from nodes.run_limits import recorded, recorded_limits, refuse_raised_limits, with_limits
-from nodes.settings_checks import checkpointer_setting, seconds, whole_number
-from nodes.text2cypher import planner, steps
+from nodes.settings_checks import checkpointer_setting
+from nodes.text2cypher import steps
 from nodes.text2cypher.context import FlowContext, usage_total
 from nodes.text2cypher.fewshots import SEED_EXAMPLES, Embedder, FewShotStore, MemoryFewShotStore
-from nodes.text2cypher.schema_pruning import DEFAULT_SCHEMA_CHARS
 from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
 from schemas.run_context import Text2CypherContext
+from schemas.settings import FLOW_DEFAULTS, FlowSettings, checked_settings
 from schemas.text2cypher import (
     Attempt,
     Flow,
     SubAnswer,
-    Text2CypherInput,
-    Text2CypherOutput,
     Text2CypherResult,
-    Text2CypherState,
     ValueMapping,
 )
 
 logger = logging.getLogger(__name__)
 
-FLOWS: tuple[Flow, ...] = ("naive", "retry", "retry_evaluate", "planner")
 #: `seed_examples`' default: the movies examples, for the movies demo graph only.
 DEMO_EXAMPLES: Any = Path("<the movies examples, for the movies graph only>")
 DEFAULT_MAX_LLM_CALLS = 12
@@ -95,42 +83,50 @@ class Text2CypherFlow:
         fewshots: FewShotStore | MemoryFewShotStore | bool = True,
         seed_examples: str | Path | None = DEMO_EXAMPLES,
         embed: Embedder | None = None,
-        max_retries: int = 3,
-        max_llm_calls: int = DEFAULT_MAX_LLM_CALLS,
-        row_cap: int = DEFAULT_ROW_CAP,
-        query_timeout: float | None = DEFAULT_QUERY_TIMEOUT_S,
-        few_shot_k: int = 5,
-        schema_chars: int = DEFAULT_SCHEMA_CHARS,
-        learn: bool = True,
-        cache_seconds: float = 300.0,
-        require_approval: bool | None = None,
-        map_values: bool = True,
+        max_retries: int = FLOW_DEFAULTS.max_retries,
+        max_llm_calls: int = FLOW_DEFAULTS.max_llm_calls,
+        row_cap: int = FLOW_DEFAULTS.row_cap,
+        query_timeout: float | None = FLOW_DEFAULTS.query_timeout,
+        few_shot_k: int = FLOW_DEFAULTS.few_shot_k,
+        schema_chars: int = FLOW_DEFAULTS.schema_chars,
+        learn: bool = FLOW_DEFAULTS.learn,
+        cache_seconds: float = FLOW_DEFAULTS.cache_seconds,
+        require_approval: bool | None = FLOW_DEFAULTS.require_approval,
+        map_values: bool = FLOW_DEFAULTS.map_values,
         checkpointer: Any = DURABLE,
     ) -> None:
         if flow not in FLOWS:
             raise ConfigurationError(f"unknown flow {flow!r}; choose one of {', '.join(FLOWS)}")
-        whole_number("max_retries", max_retries, low=0, high=20)
-        whole_number("max_llm_calls", max_llm_calls, low=1, high=200)
-        whole_number("row_cap", row_cap, low=1, high=100_000)
-        whole_number("few_shot_k", few_shot_k, low=0, high=50)
-        whole_number("schema_chars", schema_chars, low=200, high=1_000_000)
-        query_timeout = seconds("query_timeout", query_timeout)
-        seconds("cache_seconds", cache_seconds, none=False, high=7 * 86_400.0)
+        settings = checked_settings(
+            FlowSettings,
+            max_retries=max_retries,
+            max_llm_calls=max_llm_calls,
+            row_cap=row_cap,
+            query_timeout=query_timeout,
+            few_shot_k=few_shot_k,
+            schema_chars=schema_chars,
+            learn=learn,
+            cache_seconds=cache_seconds,
+            require_approval=require_approval,
+            map_values=map_values,
+        )
+        self.settings = settings  # as given (require_approval None: the environment's, in `limits`)
         self.flow: Flow = flow
         self.connection_args = dict(connection_args or {})
         self.conversation_factory = conversation_factory or chat_model_from_env
         self._database, self._fewshots, self.seed_examples, self.embed = database, fewshots, seed_examples, embed
+        approval = settings.require_approval
         self.limits = {
-            "max_retries": max_retries,
-            "max_llm_calls": max_llm_calls,
-            "row_cap": row_cap,
-            "query_timeout": query_timeout,
-            "few_shot_k": few_shot_k,
-            "schema_chars": schema_chars,
-            "learn": learn,
-            "cache_seconds": cache_seconds,
-            "require_approval": env_flag(APPROVAL_ENV) if require_approval is None else require_approval,
-            "map_values": bool(map_values),
+            "max_retries": settings.max_retries,
+            "max_llm_calls": settings.max_llm_calls,
+            "row_cap": settings.row_cap,
+            "query_timeout": settings.query_timeout,
+            "few_shot_k": settings.few_shot_k,
+            "schema_chars": settings.schema_chars,
+            "learn": settings.learn,
+            "cache_seconds": settings.cache_seconds,
+            "require_approval": env_flag(APPROVAL_ENV) if approval is None else approval,
+            "map_values": settings.map_values,
         }
         self.checkpointer = resolve_checkpointer(checkpointer_setting(checkpointer))
         self._contexts = KeyedCache()  # one FlowContext per (model, database, limits) a run asks for
@@ -175,15 +171,17 @@ class Text2CypherFlow:
         if self._fewshots is True:
             # keyed by the object (no id reuse); it lists the server's graphs: the first command that a
             # peer which is no database fails
-            store = self._stores.get(db, lambda: opened(lambda: self._default_store(db), args))
+            store = self._stores.get(cast(Hashable, db), lambda: opened(lambda: self._default_store(db), args))
         model = chat_model_from_env(run.model) if run.model else resolve_chat_model(self.conversation_factory())
+        wiring = FLOW_BUILDERS[self.flow]
         return FlowContext(
             model=model,
             db=db,
-            flow=self.flow,
             store=store,
             examples_on_graph=self._fewshots is True,
-            **{**self.limits, **limits},  # type: ignore[arg-type]
+            corrects=wiring.corrects,  # what the flow's wiring lets its steps do: they never ask its name
+            evaluates=wiring.evaluates,
+            **{**self.limits, **limits},
         )
 
     def _default_store(self, db: GraphDatabase) -> FewShotStore | MemoryFewShotStore | None:
@@ -209,7 +207,10 @@ class Text2CypherFlow:
             logger.warning("the few-shot examples could not be seeded: %s", e)
         return store
 
-    def _node(self, step: Callable[[Any, FlowContext], dict[str, Any]]) -> Callable[[Any], dict[str, Any]]:
+    def _node(self, step: Step) -> Node:
+        """`step` as a node: it runs with the context of the run it is in (the one the run started
+        with, for a resume), under limits the run may not have raised since."""
+
         def node(state: Any) -> dict[str, Any]:
             refuse_raised_limits(state.get("run_context"), runtime_context())
             started = state.get("run_context")  # the settings and limits the run started with
@@ -223,25 +224,6 @@ class Text2CypherFlow:
         node.__name__ = step.__name__
         return node
 
-    # -- routers ---------------------------------------------------------------
-
-    @staticmethod
-    def _after_start(state: Text2CypherState) -> Literal["guardrail", "__end__"]:
-        return END if state.get("stop_reason") else "guardrail"
-
-    def _after_guardrail(self, state: Text2CypherState) -> Literal["generate", "plan", "__end__"]:
-        if state.get("stop_reason"):
-            return END
-        return "plan" if self.flow == "planner" else "generate"
-
-    @staticmethod
-    def _after_query_written(state: Text2CypherState) -> Literal["map_values", "summarize"]:
-        return "summarize" if state.get("stop_reason") else "map_values"
-
-    def _context_of(self, state: Mapping[str, Any]) -> FlowContext:
-        with stored_context(state.get("run_context")), recorded_limits(state.get("run_context")):
-            return self.context
-
     def _start(self, state: Mapping[str, Any]) -> dict[str, Any]:
         """The first node: resets the per-question fields and keeps the context the run started with and
         the limits in force, for a resume (by this flow or another, in this process or the next)."""
@@ -250,87 +232,12 @@ class Text2CypherFlow:
             limits = self._run_limits(current_context(Text2CypherContext))
         return {**steps.start(state), "run_context": with_limits(started_context(graph), limits)}
 
-    def _after_execute(self, state: Text2CypherState) -> Literal["correct", "evaluate", "summarize"]:
-        ctx = self._context_of(state)
-        if state.get("stop_reason") or self.flow == "naive":
-            return "summarize"
-        if state.get("feedback"):  # the database's error
-            return "correct" if ctx.can_correct(state) else "summarize"
-        return "evaluate" if self.flow == "retry_evaluate" else "summarize"
-
-    def _after_evaluate(self, state: Text2CypherState) -> Literal["correct", "summarize"]:
-        if state.get("stop_reason") or state.get("evaluated_ok"):
-            return "summarize"
-        return "correct" if self._context_of(state).can_correct(state) else "summarize"
-
-    @staticmethod
-    def _fan_out(state: Text2CypherState) -> list[Send] | Literal["summarize"]:
-        """One parallel `subquery` branch per pending sub-question, or on to the summary."""
-        if state.get("stop_reason") or not state.get("pending"):
-            return "summarize"
-        return [
-            Send(
-                "subquery",
-                {
-                    "sub": q,
-                    "question": state["question"],
-                    "round": state.get("round", 1),
-                    "run_context": state.get("run_context"),
-                },
-            )
-            for q in state["pending"]
-        ]
-
     # -- graphs ----------------------------------------------------------------
 
-    def build_graph(self) -> CompiledStateGraph:
-        builder = StateGraph(
-            Text2CypherState,
-            context_schema=Text2CypherContext,
-            input_schema=Text2CypherInput,
-            output_schema=Text2CypherOutput,
-        )
-        builder.add_node("start", self._start)  # needs neither model nor database
-        builder.add_node("guardrail", self._node(steps.guardrail))
-        builder.add_edge(START, "start")
-        builder.add_conditional_edges("start", self._after_start)
-        builder.add_conditional_edges(
-            "guardrail",
-            self._after_guardrail,
-            ["generate", "__end__"] if self.flow != "planner" else ["plan", "__end__"],
-        )
-        if self.flow == "planner":
-            builder.add_node("plan", self._node(planner.plan))
-            builder.add_node("subquery", self._node(planner.subquery))
-            builder.add_node("check", self._node(planner.check))
-            builder.add_node("summarize", self._node(planner.summarize_plan))
-            builder.add_conditional_edges("plan", self._fan_out, ["subquery", "summarize"])
-            builder.add_edge("subquery", "check")
-            builder.add_conditional_edges("check", self._fan_out, ["subquery", "summarize"])
-        else:
-            for name, step in (
-                ("generate", steps.generate),
-                ("map_values", steps.map_values),
-                ("execute", steps.execute),
-                ("summarize", steps.summarize),
-            ):
-                builder.add_node(name, self._node(step))
-            builder.add_conditional_edges("generate", self._after_query_written)
-            builder.add_edge("map_values", "execute")
-            execute_targets = {
-                "naive": ["summarize"],
-                "retry": ["correct", "summarize"],
-                "retry_evaluate": ["correct", "evaluate", "summarize"],
-            }
-            builder.add_conditional_edges("execute", self._after_execute, execute_targets[self.flow])
-            if self.flow != "naive":
-                builder.add_node("correct", self._node(steps.correct))
-                builder.add_conditional_edges("correct", self._after_query_written)
-            if self.flow == "retry_evaluate":
-                builder.add_node("evaluate", self._node(steps.evaluate))
-                builder.add_conditional_edges("evaluate", self._after_evaluate)
-        builder.add_edge("summarize", END)
-        return builder.compile(checkpointer=self.checkpointer, name=f"text2cypher_{self.flow}")
+    def build_graph(self) -> CompiledStateGraph[Any, Any, Any, Any]:
+        """The graph the flow's builder wires, over this flow's nodes."""
+        graph = FLOW_BUILDERS[self.flow].build(Wiring(start=self._start, node=self._node))
+        return graph.compile(checkpointer=self.checkpointer, name=f"text2cypher_{self.flow}")
 
     @property
     def graph(self) -> CompiledStateGraph:

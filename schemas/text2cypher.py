@@ -9,6 +9,7 @@ from typing_extensions import TypedDict
 
 from schemas.reflexion import TokenUsage
 
+#: The flows' names; each has a builder in `graphs.text2cypher_builders.FLOW_BUILDERS`, checked on import.
 Flow = Literal["naive", "retry", "retry_evaluate", "planner"]
 
 FlowStopReason = Literal[
@@ -125,6 +126,7 @@ class Text2CypherState(TypedDict, total=False):
     feedback: str | None  # the database error or the critique the next correction reads
     corrections: int
     evaluated_ok: bool
+    can_correct: bool  # set by execute and evaluate: another correction is allowed and the budget keeps its calls
     usage: dict[str, int]
     stop_reason: FlowStopReason | None
     answer: str | None

@@ -10,9 +10,8 @@ from graphs.text2cypher_flow import Text2CypherFlow
 from nodes.graphdb import FalkorDBGraph
 from nodes.text2cypher.fewshots import SEED_EXAMPLES, FewShotStore
 from schemas.errors import ConfigurationError
-from tests.conftest import graph_fingerprint
 from tests.flow_script import asked, flow_model
-from tests.test_text2cypher_parts import PortableGraph
+from tests.helpers import PortableGraph, graph_fingerprint
 
 HANKS = "MATCH (p:Person {name: 'Tom Hanks'})-[:ACTED_IN]->(m:Movie) RETURN m.title AS title"
 OK = {"answerable": True, "reason": "The graph has people and the movies they acted in."}
@@ -285,7 +284,8 @@ def test_value_mapping_replaces_literals_with_stored_values_and_tells_the_model(
         GuardrailDecision=[OK],
         CypherQuery=[
             {
-                "cypher": "MATCH (p:Person)-[:ACTED_IN]->(m:Movie) WHERE m.title = 'the matrix' AND p.name IN ['keanu reeves', 'Carrie Anne Moss'] RETURN p.name AS name"
+                "cypher": "MATCH (p:Person)-[:ACTED_IN]->(m:Movie) WHERE m.title = 'the matrix' "
+                "AND p.name IN ['keanu reeves', 'Carrie Anne Moss'] RETURN p.name AS name"
             }
         ],
         Summary=[{"answer": "Both."}],
@@ -394,3 +394,28 @@ def test_every_flow_ends_on_its_budget_with_the_best_answer_so_far(
     )
     result = flow_object.ask("Which movies did Tom Hanks act in?")
     assert result.stop_reason == "budget" and result.answer.startswith(answer_start) and len(model.calls) == calls
+
+
+def test_each_flow_is_built_from_the_registry_and_its_flags_match_its_wiring():
+    from typing import get_args
+
+    from graphs.text2cypher_builders import FLOW_BUILDERS, FLOWS, Wiring
+    from schemas.text2cypher import Flow
+
+    assert tuple(FLOW_BUILDERS) == FLOWS and set(FLOWS) == set(get_args(Flow))
+
+    def never_run(state):
+        raise AssertionError("built, not run")
+
+    wiring = Wiring(start=never_run, node=lambda step: never_run)  # no flow object: a builder needs only these
+    line = {"__start__", "start", "guardrail", "generate", "map_values", "execute", "summarize", "__end__"}
+    expected = {
+        "naive": line,
+        "retry": line | {"correct"},
+        "retry_evaluate": line | {"correct", "evaluate"},
+        "planner": {"__start__", "start", "guardrail", "plan", "subquery", "check", "summarize", "__end__"},
+    }
+    for name, builder in FLOW_BUILDERS.items():
+        nodes = set(builder.build(wiring).compile().get_graph().nodes)
+        assert nodes == expected[name], name
+        assert (builder.corrects, builder.evaluates) == ("correct" in nodes, "evaluate" in nodes), name

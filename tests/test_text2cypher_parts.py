@@ -13,6 +13,7 @@ from nodes.text2cypher.fewshots import SEED_EXAMPLES, FewShotStore, question_key
 from nodes.text2cypher.schema_pruning import prune_schema
 from nodes.text2cypher.value_mapping import ValueMapper, closest_value, literals_in
 from schemas.graphdb import GraphSchema, NodeLabelInfo, PropertyInfo, RelationshipInfo
+from tests.helpers import PortableGraph
 
 
 def test_literals_compared_with_node_properties_are_found():
@@ -131,36 +132,6 @@ def test_with_embeddings_examples_are_found_through_the_vector_index(movies_db):
         store.db.clear()
 
 
-class PortableGraph:
-    """A backend without FalkorDB's sibling graphs (as Neo4j is here): the store ranks on the client."""
-
-    dialect = "neo4j"
-
-    def __init__(self, db: FalkorDBGraph) -> None:
-        self._db = db
-
-    def query(self, *args, **kwargs):
-        return self._db.query(*args, **kwargs)
-
-    def write(self, *args, **kwargs):
-        return self._db.write(*args, **kwargs)
-
-    def schema(self, sample_size: int = 50):
-        return self._db.schema(sample_size)
-
-    def labels(self):
-        return self._db.labels()
-
-    def relationship_types(self):
-        return self._db.relationship_types()
-
-    def validate(self, *args, **kwargs):
-        return self._db.validate(*args, **kwargs)
-
-    def close(self) -> None:
-        pass
-
-
 def test_on_other_backends_examples_are_ranked_by_shared_words(movies_db):
     scratch = movies_db.sibling(f"portable_{uuid.uuid4().hex[:8]}")
     store = FewShotStore(PortableGraph(scratch))
@@ -190,3 +161,92 @@ def test_the_mapper_looks_each_literal_up_once(movies_db):
     queries = db.queries
     assert mapper.map("MATCH (p:Person {name: 'keanu reeves'}) RETURN p.name")[1] == first[1]
     assert queries == 2 and db.queries == queries  # the correction's literals cost nothing more
+
+
+def flow_context(db, *, corrects: bool, evaluates: bool, model=None, store=None, max_llm_calls: int = 12):
+    """A FlowContext by hand, with every field given, as `Text2CypherFlow._make_context` gives them."""
+    from nodes.text2cypher.context import FlowContext
+    from tests.flow_script import flow_model
+
+    return FlowContext(
+        model=model or flow_model(),
+        db=db,
+        store=store,
+        examples_on_graph=True,
+        corrects=corrects,
+        evaluates=evaluates,
+        max_retries=3,
+        max_llm_calls=max_llm_calls,
+        row_cap=100,
+        query_timeout=10.0,
+        few_shot_k=5,
+        schema_chars=6000,
+        learn=True,
+        require_approval=False,
+        map_values=True,
+        cache_seconds=300.0,
+    )
+
+
+@pytest.mark.parametrize(
+    ("corrects", "evaluates", "calls_spent", "can_correct"),
+    [
+        (False, False, 0, False),  # naive: a failed query is never corrected
+        (True, False, 0, True),  # retry
+        (True, True, 0, True),  # retry + evaluate
+        (True, False, 10, True),  # 2 calls left: the correction and the summary
+        (True, True, 10, False),  # 2 calls left, but the correction's evaluation needs a third
+    ],
+)
+def test_execute_records_whether_a_correction_may_follow_by_its_flags_and_budget(
+    movies_db, corrects, evaluates, calls_spent, can_correct
+):
+    from nodes.text2cypher import steps
+
+    ctx = flow_context(movies_db, corrects=corrects, evaluates=evaluates)
+    state = {"question": "Everything?", "cypher": "MATCH (n) RETURN n ORDER BY", "usage": {"llm_calls": calls_spent}}
+    update = steps.execute(state, ctx)
+    assert update["feedback"].startswith("CypherSyntaxError") and update["can_correct"] is can_correct
+
+
+def test_summarize_judges_and_learns_by_the_flags_of_the_flow_it_is_wired_in(movies_db):
+    from nodes.text2cypher import steps
+    from nodes.text2cypher.fewshots import MemoryFewShotStore
+    from schemas.text2cypher import Attempt
+    from tests.flow_script import flow_model
+
+    corrected = Attempt(cypher="MATCH (m:Movie) RETURN m.title AS title", columns=["title"], rows=[["Big"]])
+    state = {"question": "Which movies?", "attempts": [corrected.model_dump()], "corrections": 1, "usage": {}}
+
+    def summarize(evaluates: bool, **more):
+        store = MemoryFewShotStore()
+        ctx = flow_context(
+            movies_db, corrects=True, evaluates=evaluates, store=store, model=flow_model(Summary=[{"answer": "Big."}])
+        )
+        return steps.summarize({**state, **more}, ctx), store.count()
+
+    # retry: rows that ran answer the question; nothing is judged, so nothing is learned
+    retry, stored = summarize(False)
+    assert (retry["stop_reason"], retry["answer"], "learned" in retry, stored) == ("answered", "Big.", False, 0)
+    # retry + evaluate: unjudged rows leave it unresolved; rows the evaluator accepted are learned
+    assert summarize(True)[0]["stop_reason"] == "budget"  # corrections remain: it stopped for want of calls
+    accepted, stored = summarize(True, evaluated_ok=True)
+    assert (accepted["stop_reason"], accepted["learned"], stored) == ("answered", True, 1)
+
+
+@pytest.mark.parametrize(
+    ("state", "after_execute", "after_evaluate"),
+    [
+        ({"stop_reason": "rejected", "feedback": "x", "can_correct": True}, "summarize", "summarize"),
+        ({"feedback": "CypherSyntaxError", "can_correct": True}, "correct", "correct"),
+        ({"feedback": "CypherSyntaxError", "can_correct": False}, "summarize", "summarize"),
+        ({"feedback": None, "evaluated_ok": True, "can_correct": True}, "evaluate", "summarize"),
+    ],
+)
+def test_the_routers_read_only_the_state(state, after_execute, after_evaluate):
+    from nodes.text2cypher import routes
+
+    assert routes.after_execute_evaluating(state) == after_execute
+    assert routes.after_execute(state) == ("summarize" if after_execute == "evaluate" else after_execute)
+    assert routes.after_evaluate(state) == after_evaluate
+    assert routes.to_summary(state) == "summarize"

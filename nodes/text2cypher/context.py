@@ -19,30 +19,34 @@ from nodes.text2cypher.fewshots import FewShotStore, MemoryFewShotStore
 from nodes.text2cypher.value_mapping import ValueMapper
 from schemas.graphdb import GraphSchema
 from schemas.reflexion import TokenUsage
-from schemas.text2cypher import Flow
 
 T = TypeVar("T", bound=BaseModel)
 
 
 @dataclass
 class FlowContext:
-    """The flow's dependencies and limits; one per flow object, shared by its runs."""
+    """A flow's dependencies and limits, for the runs that name the same model, database and limits.
+
+    Every field is given by `Text2CypherFlow._make_context` (no defaults here to drift from the
+    flow's). `corrects` and `evaluates` are set by the flow's wiring (`graphs.text2cypher_builders`):
+    the steps several flows share read them, never the flow's name."""
 
     model: BaseChatModel
     db: GraphDatabase
-    flow: Flow
-    store: FewShotStore | MemoryFewShotStore | None = None
-    examples_on_graph: bool = True  # the store holds this graph's own examples (the prompt says so)
-    max_retries: int = 3
-    max_llm_calls: int = 12
-    row_cap: int = 100
-    query_timeout: float | None = 10.0
-    few_shot_k: int = 5
-    schema_chars: int = 6000
-    learn: bool = True
-    require_approval: bool = False
-    map_values: bool = True  # False: literals are run as the model wrote them
-    cache_seconds: float = 300.0
+    store: FewShotStore | MemoryFewShotStore | None
+    examples_on_graph: bool  # the store holds this graph's own examples (the prompt says so)
+    corrects: bool  # the flow has a `correct` step: a failed or poor query may be rewritten
+    evaluates: bool  # the flow has an `evaluate` step: rows are judged, accepted corrections learned
+    max_retries: int
+    max_llm_calls: int
+    row_cap: int
+    query_timeout: float | None
+    few_shot_k: int
+    schema_chars: int
+    learn: bool
+    require_approval: bool
+    map_values: bool  # False: literals are run as the model wrote them
+    cache_seconds: float
     mapper: ValueMapper = field(init=False)
     _schema: GraphSchema | None = field(default=None, init=False)
     _schema_read_at: float = field(default=0.0, init=False)
@@ -52,13 +56,13 @@ class FlowContext:
 
     @property
     def corrections_allowed(self) -> int:
-        """The naive flow never corrects; the others up to `max_retries` times."""
-        return 0 if self.flow == "naive" else self.max_retries
+        """A flow without a `correct` step never corrects; the others up to `max_retries` times."""
+        return self.max_retries if self.corrects else 0
 
     def can_correct(self, state: Mapping[str, Any]) -> bool:
         """Another correction is allowed, and the budget keeps a call for it, for the evaluation
-        that follows it (retry + evaluate), and for the summary."""
-        needed = 3 if self.flow == "retry_evaluate" else 2
+        that follows it (in a flow that evaluates), and for the summary."""
+        needed = 3 if self.evaluates else 2
         return state.get("corrections", 0) < self.corrections_allowed and calls_left(self, state) >= needed
 
     def schema(self) -> GraphSchema:

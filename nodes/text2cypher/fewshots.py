@@ -105,6 +105,16 @@ def ranked(question: str, rows: list[list[Any]], k: int) -> list[list[Any]]:
     return [row for _, _, row in sorted(scored)[:k]]
 
 
+def add_seed_rows(add: Callable[..., bool], path: str | Path) -> int:
+    """`add` the (question, cypher) rows of a CSV file as seed examples; returns how many were new.
+    Shared by both stores, which differ only in where `add` keeps them."""
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    if rows and not {"question", "cypher"} <= set(rows[0]):
+        raise ValueError(f"{path} needs the columns 'question' and 'cypher'")
+    return sum(add(row["question"], row["cypher"], source="seed") for row in rows)
+
+
 class FewShotStore:
     """Examples stored in `db` (for FalkorDB: pass the data graph; the graph `name`, by default
     `<graph>__examples`, holds them)."""
@@ -148,7 +158,8 @@ class FewShotStore:
             params["embedding"] = [float(x) for x in self.embed(question)]
             embedding = ", embedding: vecf32($embedding)"
         self.db.write(
-            f"CREATE (:{EXAMPLE_LABEL} {{key: $key, question: $question, cypher: $cypher, source: $source{embedding}}})",
+            f"CREATE (:{EXAMPLE_LABEL} "
+            f"{{key: $key, question: $question, cypher: $cypher, source: $source{embedding}}})",
             params,
         )
         self._ensure_indexes(len(params["embedding"]) if "embedding" in params else None)
@@ -156,11 +167,7 @@ class FewShotStore:
 
     def seed_from_csv(self, path: str | Path = SEED_EXAMPLES) -> int:
         """Add the (question, cypher) rows of a CSV file; returns how many were new."""
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
-        if rows and not {"question", "cypher"} <= set(rows[0]):
-            raise ValueError(f"{path} needs the columns 'question' and 'cypher'")
-        return sum(self.add(row["question"], row["cypher"], source="seed") for row in rows)
+        return add_seed_rows(self.add, path)
 
     # -- reading --------------------------------------------------------------
 
@@ -192,7 +199,8 @@ class FewShotStore:
                 # The index narrows the candidates; shared words, weighed by length, rank them.
                 candidates = self._rows(
                     f"CALL db.idx.fulltext.queryNodes('{EXAMPLE_LABEL}', $q) YIELD node, score "
-                    f"RETURN node.question, node.cypher, node.source ORDER BY score DESC LIMIT {int(k) * CANDIDATES_PER_RESULT}",
+                    "RETURN node.question, node.cypher, node.source "
+                    f"ORDER BY score DESC LIMIT {int(k) * CANDIDATES_PER_RESULT}",
                     {"q": "|".join(terms)},
                 )
                 rows = ranked(question, candidates, k)
@@ -235,7 +243,9 @@ class MemoryFewShotStore:
         self._examples[key] = FewShotExample(question=question.strip(), cypher=cypher.strip(), source=source)
         return True
 
-    seed_from_csv = FewShotStore.seed_from_csv
+    def seed_from_csv(self, path: str | Path = SEED_EXAMPLES) -> int:
+        """Add the (question, cypher) rows of a CSV file; returns how many were new."""
+        return add_seed_rows(self.add, path)
 
     def count(self) -> int:
         return len(self._examples)

@@ -3,6 +3,9 @@
 Each step emits a progress event and returns a state update. Model calls go
 through `ask`, which respects the budget; database errors meant for the model
 become feedback for the correction step, and a database that is down ends the run.
+A step shared by several flows reads what its flow may do from the context's flags
+(`corrects`, `evaluates`), never the flow's name; `execute` and `evaluate` record
+whether a correction may follow (`can_correct`) for the routers that read only the state.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ def start(state: Mapping[str, Any], ctx: FlowContext | None = None) -> Update:
         "attempts": [],
         "corrections": 0,
         "evaluated_ok": False,
+        "can_correct": False,
         "usage": {},
         "answer": None,
         "stop_reason": None,
@@ -163,13 +167,18 @@ def report_mappings(mappings: list[ValueMapping], cypher: str) -> None:
 
 def run_query(ctx: FlowContext, cypher: str, mappings: list[dict[str, str]]) -> Attempt:
     """Run one query read-only with the flow's timeout and row cap; a query error is kept, not raised."""
+    mapped = [ValueMapping.model_validate(m) for m in mappings]
     try:
         result = ctx.db.query(cypher, timeout=ctx.query_timeout, row_cap=ctx.row_cap)
     except QueryError as e:
-        return Attempt(cypher=cypher, error=f"{type(e).__name__}: {e.message}", mappings=mappings)  # type: ignore[arg-type]
-    return Attempt(
-        cypher=cypher, columns=result.columns, rows=result.rows, truncated=result.truncated, mappings=mappings
-    )  # type: ignore[arg-type]
+        return Attempt(cypher=cypher, error=f"{type(e).__name__}: {e.message}", mappings=mapped)
+    return Attempt(cypher=cypher, columns=result.columns, rows=result.rows, truncated=result.truncated, mappings=mapped)
+
+
+def with_correction_check(update: Update, state: Mapping[str, Any], ctx: FlowContext) -> Update:
+    """`update`, with whether a correction may follow it: the router after this step reads the
+    state only, and the check needs the flow's limits and flags."""
+    return {**update, "can_correct": ctx.can_correct({**state, **update})}
 
 
 def execute(state: Mapping[str, Any], ctx: FlowContext) -> Update:
@@ -192,7 +201,8 @@ def execute(state: Mapping[str, Any], ctx: FlowContext) -> Update:
         truncated=attempt.truncated,
         error=attempt.error,
     )
-    return {"attempts": [*(state.get("attempts") or []), attempt.model_dump()], "feedback": attempt.error}
+    update = {"attempts": [*(state.get("attempts") or []), attempt.model_dump()], "feedback": attempt.error}
+    return with_correction_check(update, state, ctx)
 
 
 def all_null(attempt: Attempt) -> bool:
@@ -208,7 +218,10 @@ def evaluate(state: Mapping[str, Any], ctx: FlowContext) -> Update:
             "The query returned no rows. Check the labels, the relationship direction and the values' spelling."
         )
     elif all_null(last):
-        critique = "Every value in the rows is null: the query reads properties that are missing; filter nulls or use other properties."
+        critique = (
+            "Every value in the rows is null: the query reads properties that are missing; "
+            "filter nulls or use other properties."
+        )
     else:
         summary, rows = rows_text(last.columns, last.rows, last.truncated)
         verdict, usage, error = ask(
@@ -224,15 +237,17 @@ def evaluate(state: Mapping[str, Any], ctx: FlowContext) -> Update:
         critique = None if verdict.ok else (verdict.critique or "The rows do not answer the question.")
         emit("Evaluation", ok=verdict.ok, critique=critique)
         attempts[-1] = last.model_copy(update={"critique": critique})
-        return {
+        judged = {
             "usage": usage.model_dump(),
             "evaluated_ok": verdict.ok,
             "feedback": critique,
             "attempts": [a.model_dump() for a in attempts],
         }
+        return with_correction_check(judged, state, ctx)
     emit("Evaluation", ok=False, critique=critique)
     attempts[-1] = last.model_copy(update={"critique": critique})
-    return {"evaluated_ok": False, "feedback": critique, "attempts": [a.model_dump() for a in attempts]}
+    update = {"evaluated_ok": False, "feedback": critique, "attempts": [a.model_dump() for a in attempts]}
+    return with_correction_check(update, state, ctx)
 
 
 def best_attempt(attempts: list[Attempt]) -> Attempt | None:
@@ -249,9 +264,7 @@ def best_attempt(attempts: list[Attempt]) -> Attempt | None:
 
 def _why_it_ended(state: Mapping[str, Any], ctx: FlowContext) -> str:
     last = attempts_of(state)[-1] if state.get("attempts") else None
-    unresolved = (
-        last is None or last.error is not None or (ctx.flow == "retry_evaluate" and not state.get("evaluated_ok"))
-    )
+    unresolved = last is None or last.error is not None or (ctx.evaluates and not state.get("evaluated_ok"))
     if not unresolved:
         return "answered"
     if ctx.corrections_allowed == 0:
@@ -314,7 +327,7 @@ def _learnable(state: Mapping[str, Any], ctx: FlowContext, chosen: Attempt) -> b
     return bool(
         ctx.learn
         and ctx.store is not None
-        and ctx.flow == "retry_evaluate"
+        and ctx.evaluates
         and state.get("corrections", 0) > 0
         and state.get("evaluated_ok")
         and attempts

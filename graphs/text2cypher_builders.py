@@ -1,0 +1,139 @@
+"""The text-to-Cypher flows as data: one short builder per flow over the shared steps, one registry.
+
+naive:          guardrail -> generate -> map_values -> execute -> summarize
+retry:          ... execute -(error)-> correct -> map_values -> execute ...
+retry_evaluate: ... execute -> evaluate -(poor rows)-> correct ...; a corrected query the
+                evaluator accepts is stored as a new few-shot example
+planner:        guardrail -> plan -> subquery x N (parallel, `Send`) -> check -> (next round) -> summarize
+
+A flow is its wiring: the steps it runs, the routers (`nodes.text2cypher.routes`) that join them,
+and what that wiring lets the steps several flows share do (`corrects`, `evaluates`, handed to them
+in their `FlowContext`), so no step asks which flow it is in. A fifth flow is a builder here, one
+line in `FLOW_BUILDERS`, and its name in `schemas.text2cypher.Flow` (checked against the registry).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeAlias, get_args
+
+from langgraph.graph import END, START, StateGraph
+
+from nodes.text2cypher import planner, routes, steps
+from nodes.text2cypher.context import FlowContext
+from schemas.run_context import Text2CypherContext
+from schemas.text2cypher import Flow, Text2CypherInput, Text2CypherOutput, Text2CypherState
+
+Step: TypeAlias = Callable[[Any, FlowContext], dict[str, Any]]
+Graph: TypeAlias = StateGraph[Any, Any, Any, Any]
+
+
+class Node(Protocol):
+    """A step bound to its run: LangGraph calls it with the state, by the name `state`."""
+
+    def __call__(self, state: Any) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """What a builder takes from the flow object: the first node (it records the run's settings),
+    and `node`, which makes a step a node that runs with the run's `FlowContext`."""
+
+    start: Node
+    node: Callable[[Step], Node]
+
+
+def opening(wire: Wiring, after_guardrail: Callable[[Any], str]) -> Graph:
+    """The part every flow shares: `start`, then the guardrail, which `after_guardrail` leaves."""
+    graph: Graph = StateGraph(
+        Text2CypherState,
+        context_schema=Text2CypherContext,
+        input_schema=Text2CypherInput,
+        output_schema=Text2CypherOutput,
+    )
+    graph.add_node("start", wire.start)  # needs neither model nor database
+    graph.add_node("guardrail", wire.node(steps.guardrail))
+    graph.add_edge(START, "start")
+    graph.add_conditional_edges("start", routes.after_start)
+    graph.add_conditional_edges("guardrail", after_guardrail)
+    return graph
+
+
+def one_query(wire: Wiring) -> Graph:
+    """The opening, then generate -> map_values -> execute and the summary; `execute`'s exit is the
+    builder's to wire. A query written (drafted or corrected) runs, unless writing it stopped the run."""
+    graph = opening(wire, routes.after_guardrail)
+    for name, step in (
+        ("generate", steps.generate),
+        ("map_values", steps.map_values),
+        ("execute", steps.execute),
+        ("summarize", steps.summarize),
+    ):
+        graph.add_node(name, wire.node(step))
+    graph.add_conditional_edges("generate", routes.after_query_written)
+    graph.add_edge("map_values", "execute")
+    graph.add_edge("summarize", END)
+    return graph
+
+
+def build_naive(wire: Wiring) -> Graph:
+    """One query, summarised; a failed one is reported, never corrected."""
+    graph = one_query(wire)
+    graph.add_conditional_edges("execute", routes.to_summary)
+    return graph
+
+
+def build_retry(wire: Wiring) -> Graph:
+    """A database error goes to `correct`, whose query runs again, while retries and budget allow."""
+    graph = one_query(wire)
+    graph.add_conditional_edges("execute", routes.after_execute)
+    graph.add_node("correct", wire.node(steps.correct))
+    graph.add_conditional_edges("correct", routes.after_query_written)
+    return graph
+
+
+def build_retry_evaluate(wire: Wiring) -> Graph:
+    """As retry, and rows that ran are judged first: poor ones go to `correct` too."""
+    graph = one_query(wire)
+    graph.add_conditional_edges("execute", routes.after_execute_evaluating)
+    graph.add_node("correct", wire.node(steps.correct))
+    graph.add_conditional_edges("correct", routes.after_query_written)
+    graph.add_node("evaluate", wire.node(steps.evaluate))
+    graph.add_conditional_edges("evaluate", routes.after_evaluate)
+    return graph
+
+
+def build_planner(wire: Wiring) -> Graph:
+    """Sub-questions fetched in parallel, checked, and fetched again for what is missing."""
+    graph = opening(wire, routes.after_guardrail_planning)
+    graph.add_node("plan", wire.node(planner.plan))
+    graph.add_node("subquery", wire.node(planner.subquery))
+    graph.add_node("check", wire.node(planner.check))
+    graph.add_node("summarize", wire.node(planner.summarize_plan))
+    graph.add_conditional_edges("plan", routes.fan_out, ["subquery", "summarize"])
+    graph.add_edge("subquery", "check")
+    graph.add_conditional_edges("check", routes.fan_out, ["subquery", "summarize"])
+    graph.add_edge("summarize", END)
+    return graph
+
+
+@dataclass(frozen=True)
+class FlowBuilder:
+    """A flow's builder, and what its wiring lets the shared steps do (`FlowContext`'s flags)."""
+
+    build: Callable[[Wiring], Graph]
+    corrects: bool = False  # it wires `correct`: corrections count against `max_retries`
+    evaluates: bool = False  # it wires `evaluate`: only accepted rows are "answered", and learned
+
+
+FLOW_BUILDERS: dict[Flow, FlowBuilder] = {
+    "naive": FlowBuilder(build_naive),
+    "retry": FlowBuilder(build_retry, corrects=True),
+    "retry_evaluate": FlowBuilder(build_retry_evaluate, corrects=True, evaluates=True),
+    "planner": FlowBuilder(build_planner),
+}
+FLOWS: tuple[Flow, ...] = tuple(FLOW_BUILDERS)
+
+if set(FLOWS) != set(get_args(Flow)):  # mypy checks each key is a Flow; this, that each Flow has a builder
+    raise TypeError(f"schemas.text2cypher.Flow {get_args(Flow)} and FLOW_BUILDERS {FLOWS} name different flows")
