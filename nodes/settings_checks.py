@@ -1,38 +1,28 @@
 """Settings checked where they are given (a constructor), so a bad one fails at once with its name,
-not later inside a run with a TypeError, an OverflowError or a silent wrong limit."""
+not later inside a run with a TypeError, an OverflowError or a silent wrong limit.
+
+The agents' and flows' settings are pydantic models (`schemas.settings`), checked with
+`schemas.settings.checked_settings`; `whole_number` and `seconds` check one value that no
+settings model holds (an environment variable's), with the same rules and message.
+"""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from schemas.errors import ConfigurationError
+from schemas.settings import MAX_QUERY_TIMEOUT_S, checked_value
 
 
 def whole_number(name: str, value: Any, *, low: int, high: int | None = None, none: bool = False) -> Any:
-    """`value` if it is an int from `low` to `high` (or None when `none`)."""
-    if value is None and none:
-        return value
-    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
-        bound = f"from {low} to {high}" if high is not None else f"of at least {low}"
-        raise ConfigurationError(f"{name} must be an integer {bound}{' or None' if none else ''}, got {value!r}")
-    return value
+    """`value` if it is an int from `low` to `high` (or None when `none`); a bool or "5" is not."""
+    return checked_value(name, value, annotation=int | None if none else int, ge=low, le=high)
 
 
-def seconds(name: str, value: Any, *, none: bool = True, high: float = 86_400.0) -> Any:
-    """`value` if it is a finite number of seconds above 0 and at most a day (or None when `none`)."""
-    if value is None and none:
-        return value
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or not 0 < value <= high
-    ):
-        raise ConfigurationError(
-            f"{name} must be a number of seconds above 0 and at most {high:g}{' or None' if none else ''}, got {value!r}"
-        )
-    return float(value)
+def seconds(name: str, value: Any, *, none: bool = True, high: float = MAX_QUERY_TIMEOUT_S) -> Any:
+    """`value` as a float if it is a finite number of seconds above 0 and at most `high` (a day unless
+    told), or None when `none`."""
+    return checked_value(name, value, annotation=float | None if none else float, gt=0, le=high, seconds=True)
 
 
 def checkpointer_setting(value: Any) -> Any:

@@ -10,9 +10,12 @@ graph: writes are a constructor option, never a run option.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.graphdb import GRAPH_NAME_PATTERN
+from schemas.settings import AgentSettings, DatabaseSettings, FlowSettings, field_like, plain_number
 
 MODEL_HELP = (
     "Chat model as LangChain's init_chat_model names it, 'provider:model': 'openai:gpt-4.1-mini' (any "
@@ -21,18 +24,28 @@ MODEL_HELP = (
 )
 
 
+def run_setting(settings: type[BaseModel], name: str, note: str = "", *, mention_default: bool = True) -> Any:
+    """An optional run-context field (unset: the agent's own setting) with the bounds and description
+    of the settings field `name`; the description names that field's default unless
+    `mention_default` is false, then adds `note`."""
+    info = settings.model_fields[name]
+    text = (info.description or name).rstrip(".")
+    if mention_default and info.default is not None:
+        text += f" (default {plain_number(info.default)})"
+    return field_like(settings, name, default=None, description=" ".join(filter(None, (text + ".", note))))
+
+
 class AgentContext(BaseModel):
     """Settings every agent reads at run time."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str | None = Field(default=None, description=MODEL_HELP)
-    max_steps: int | None = Field(
-        default=None,
-        ge=1,
-        le=1000,
-        description="Step limit for this run (tool steps; model turns for ReAct; attempts for extraction). "
+    max_steps: int | None = run_setting(
+        AgentSettings,
+        "max_steps",
         "It can lower the agent's limit, never raise it above the agent's ceiling.",
+        mention_default=False,  # each agent has its own
     )
 
 
@@ -54,22 +67,15 @@ class DatabaseContext(BaseModel):
         description="The FalkorDB graph, or the Neo4j database (letters, digits, _, . and -). "
         "Default: $REFLEXION_GRAPH, else 'movies'.",
     )
-    row_cap: int | None = Field(default=None, ge=1, description="Rows a query may return (default 100).")
-    query_timeout: float | None = Field(default=None, gt=0, description="Seconds a query may run (default 10).")
-    require_approval: bool | None = Field(
-        default=None,
-        description="Pause before each generated query runs (LangGraph interrupt); resume with "
-        "{'action': 'approve'}, {'action': 'edit', 'query': ...} or {'action': 'reject'}. "
-        "Default: $REFLEXION_REQUIRE_APPROVAL, else false.",
-    )
+    row_cap: int | None = run_setting(DatabaseSettings, "row_cap")
+    query_timeout: float | None = run_setting(DatabaseSettings, "query_timeout")
+    require_approval: bool | None = run_setting(DatabaseSettings, "require_approval")
 
 
 class KGQueryContext(AgentContext, DatabaseContext):
     """Run settings of the knowledge-graph Reflexion agent."""
 
-    score_threshold: float | None = Field(
-        default=None, ge=0, le=10, description="Stop once the revise step scores a result at least this (0-10)."
-    )
+    score_threshold: float | None = run_setting(AgentSettings, "score_threshold")
 
 
 class Text2CypherContext(DatabaseContext):
@@ -78,10 +84,8 @@ class Text2CypherContext(DatabaseContext):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str | None = Field(default=None, description=MODEL_HELP)
-    max_llm_calls: int | None = Field(default=None, ge=1, description="Model calls a question may cost (default 12).")
-    max_retries: int | None = Field(default=None, ge=0, description="Corrections after the first query (default 3).")
-    map_values: bool | None = Field(
-        default=None,
-        description="false runs the model's literals as written; otherwise a literal the graph does not store is "
-        "replaced by the stored value it unmistakably means (never for IDs or codes). A run may turn it off only.",
+    max_llm_calls: int | None = run_setting(FlowSettings, "max_llm_calls")
+    max_retries: int | None = run_setting(FlowSettings, "max_retries")
+    map_values: bool | None = run_setting(
+        FlowSettings, "map_values", "A run may turn it off only.", mention_default=False
     )

@@ -27,6 +27,20 @@ from schemas.errors import ConfigurationError
         ("max_model_retries", "2"),
         ("max_model_retries", 10**9),
         ("checkpointer", "bogus"),
+        ("max_steps", 0),
+        ("max_steps", True),
+        ("max_steps", 1001),
+        ("score_threshold", float("nan")),
+        ("score_threshold", 11),
+        ("score_threshold", True),
+        ("max_repeats", 0),
+        ("rows_in_message", True),
+        ("rows_in_message", 100_001),
+        ("row_cap", 100_001),
+        ("query_timeout", 86_401),
+        ("query_timeout", True),
+        ("tool_results_in_prompt", 0),
+        ("tool_results_in_prompt", True),
     ],
 )
 def test_the_kg_agent_refuses_bad_settings(option, value):
@@ -46,6 +60,25 @@ def test_the_kg_agent_refuses_bad_settings(option, value):
         ("schema_chars", 0),
         ("cache_seconds", float("inf")),
         ("checkpointer", "bogus"),
+        ("max_retries", True),
+        ("max_retries", 21),
+        ("max_llm_calls", 0),
+        ("max_llm_calls", "12"),
+        ("row_cap", True),
+        ("row_cap", None),
+        ("row_cap", 100_001),
+        ("query_timeout", 0),
+        ("query_timeout", 86_401),
+        ("query_timeout", True),
+        ("few_shot_k", 51),
+        ("few_shot_k", False),
+        ("schema_chars", 1_000_001),
+        ("cache_seconds", 0),
+        ("cache_seconds", 7 * 86_400 + 1),
+        ("cache_seconds", None),
+        ("learn", "yes"),
+        ("map_values", 1),
+        ("require_approval", "no"),
     ],
 )
 def test_the_flows_refuse_bad_settings(option, value):
@@ -65,3 +98,49 @@ def test_sane_settings_are_kept():
         conversation_factory=lambda: None, query_timeout=2, row_cap=None, max_model_retries=0, checkpointer=None
     )
     assert (agent.query_timeout, agent.row_cap, agent.max_model_retries) == (2.0, None, 0)
+
+
+def test_a_flow_keeps_its_limits_as_given_and_its_defaults(monkeypatch):
+    monkeypatch.delenv("REFLEXION_REQUIRE_APPROVAL", raising=False)
+    flow = Text2CypherFlow("naive", conversation_factory=lambda: None, checkpointer=None)
+    assert flow.limits == {
+        "max_retries": 3,
+        "max_llm_calls": 12,
+        "row_cap": 100,
+        "query_timeout": 10.0,
+        "few_shot_k": 5,
+        "schema_chars": 6000,
+        "learn": True,
+        "cache_seconds": 300.0,
+        "require_approval": False,
+        "map_values": True,
+    }
+    given = Text2CypherFlow(
+        "naive",
+        conversation_factory=lambda: None,
+        checkpointer=None,
+        max_retries=0,
+        max_llm_calls=200,
+        row_cap=100_000,
+        query_timeout=None,
+        few_shot_k=0,
+        schema_chars=200,
+        learn=False,
+        cache_seconds=60,
+        require_approval=True,
+        map_values=False,
+    )
+    assert given.limits == {
+        "max_retries": 0,
+        "max_llm_calls": 200,
+        "row_cap": 100_000,
+        "query_timeout": None,
+        "few_shot_k": 0,
+        "schema_chars": 200,
+        "learn": False,
+        "cache_seconds": 60.0,
+        "require_approval": True,
+        "map_values": False,
+    }
+    timed = Text2CypherFlow("naive", conversation_factory=lambda: None, checkpointer=None, query_timeout=2)
+    assert timed.limits["query_timeout"] == 2.0 and isinstance(timed.limits["query_timeout"], float)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from schemas.graphdb import Dialect, GraphSchema, QueryResult
+from schemas.settings import DATABASE_DEFAULTS, FLOW_DEFAULTS
 
-DEFAULT_QUERY_TIMEOUT_S = 10.0
-DEFAULT_ROW_CAP = 100
+# the settings' defaults (`schemas.settings.DatabaseSettings`), under the names other modules import
+DEFAULT_QUERY_TIMEOUT_S = cast(float, DATABASE_DEFAULTS.query_timeout)  # a number, never None
+DEFAULT_ROW_CAP = FLOW_DEFAULTS.row_cap  # the database settings' default, typed int (a flow always caps)
 
 
 @runtime_checkable

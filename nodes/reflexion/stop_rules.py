@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from schemas import settings
 from schemas.reflexion import StopReason, ToolOutcome
 
-DEFAULT_MAX_STEPS = 30
-DEFAULT_SCORE_THRESHOLD = 7.0
-DEFAULT_MAX_REPEATS = 2
-MAX_STEPS_LIMIT = 1000
+# the settings' defaults and bound (`schemas.settings.AgentSettings`), under the names other modules import
+DEFAULT_MAX_STEPS = settings.AGENT_DEFAULTS.max_steps
+DEFAULT_SCORE_THRESHOLD = settings.AGENT_DEFAULTS.score_threshold
+DEFAULT_MAX_REPEATS = settings.AGENT_DEFAULTS.max_repeats
+MAX_STEPS_LIMIT = settings.MAX_STEPS_LIMIT
 
 
 def already_ran(

@@ -12,8 +12,9 @@ import re
 
 from nodes.common.schema_text import schema_text
 from schemas.graphdb import GraphSchema, NodeLabelInfo, RelationshipInfo
+from schemas.settings import FLOW_DEFAULTS
 
-DEFAULT_SCHEMA_CHARS = 6000
+DEFAULT_SCHEMA_CHARS = FLOW_DEFAULTS.schema_chars  # the setting's default (`FlowSettings`)
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
 

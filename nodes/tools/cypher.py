@@ -12,8 +12,9 @@ from nodes.graphdb.protocol import GraphDatabase
 from schemas.errors import QueryError, QueryTimeoutError, WriteQueryRefusedError
 from schemas.graphdb import QueryResult
 from schemas.reflexion import ToolOutcome
+from schemas.settings import KG_QUERY_DEFAULTS
 
-DEFAULT_ROWS_IN_MESSAGE = 20
+DEFAULT_ROWS_IN_MESSAGE = KG_QUERY_DEFAULTS.rows_in_message  # the setting's default (`KGQuerySettings`)
 
 
 def describe_result(result: QueryResult, rows_in_message: int = DEFAULT_ROWS_IN_MESSAGE) -> str:
