@@ -3,35 +3,18 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 from graphs.cli import main
 from schemas.errors import DatabaseUnavailableError
+from tests.helpers import TOM_HANKS_QUERY, flow_replies
 from tests.openai_stub import OpenAIStub, multiply_then_finish
-
-HANKS = "MATCH (p:Person {name: 'Tom Hanks'})-[:ACTED_IN]->(m:Movie) RETURN m.title AS title"
 
 
 @pytest.fixture
 def data_dir(falkordb_server, movies_db) -> str:
     return str(falkordb_server.data_dir)
-
-
-def flow_replies(request: dict[str, Any]) -> dict[str, Any]:
-    tool = request["tool_choice"]["function"]["name"]
-    return {
-        "tool": tool,
-        "args": {
-            "GuardrailDecision": {"answerable": True},
-            "CypherQuery": {"cypher": HANKS},
-            "Evaluation": {"ok": True},
-            "Summary": {"answer": "Tom Hanks acted in 12 movies."},
-            "GenerateQuery": {"answer": HANKS},
-            "ReviseQuery": {"revised_query": HANKS, "score": 9},
-        }[tool],
-    }
 
 
 @pytest.mark.parametrize("flow", ["reflexion", "naive", "retry_evaluate"])
@@ -64,7 +47,7 @@ def test_missing_model_key_and_a_down_database_have_their_exit_codes(monkeypatch
     def unreachable(connection_args):
         raise DatabaseUnavailableError("FalkorDB at 127.0.0.1:1 is unreachable")
 
-    monkeypatch.setattr("graphs.cli_ask.connect", unreachable)
+    monkeypatch.setattr("graphs.cli.ask.connect", unreachable)
     assert main(["ask", "anything", "--graph", "movies"]) == 3
     assert "Database unavailable: FalkorDB at 127.0.0.1:1" in capsys.readouterr().err
     monkeypatch.setenv("REFLEXION_DATABASE_URL", "falkordb://127.0.0.1:1")  # the environment's database, down
@@ -137,7 +120,7 @@ def test_ask_with_the_reflexion_agent_prints_the_same_steps_as_make_run(monkeypa
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
         assert main(["--data-dir", data_dir, "ask", "Which movies did Tom Hanks act in?"]) == 0
     out = capsys.readouterr().out
-    assert "[draft] query: " + HANKS in out and "[execute 1] 12 row(s)" in out
+    assert "[draft] query: " + TOM_HANKS_QUERY in out and "[execute 1] 12 row(s)" in out
     assert "Stopped: score_threshold after 1 step(s)" in out and '"Cast Away"' in out
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from graphs.cli import main
-from tests.conftest import graph_fingerprint
+from tests.helpers import graph_fingerprint
 
 
 @pytest.fixture
@@ -100,7 +100,8 @@ def test_any_csv_with_the_columns_works(data_dir, tmp_path):
     pairs.write_text(
         "question,cypher\n"
         "How many movies are there?,MATCH (m:Movie) RETURN count(m) AS n\n"
-        "Who directed The Matrix?,MATCH (p:Person)-[:DIRECTED]->(:Movie {title: 'The Matrix'}) RETURN p.name ORDER BY p.name\n"
+        "Who directed The Matrix?,"
+        "MATCH (p:Person)-[:DIRECTED]->(:Movie {title: 'The Matrix'}) RETURN p.name ORDER BY p.name\n"
     )
     assert (
         run_eval(data_dir, tmp_path / "out", "--model", "oracle", "--dataset", str(pairs), "--agent", "retry_evaluate")
@@ -147,7 +148,7 @@ def test_an_interrupted_run_keeps_the_questions_it_finished(data_dir, tmp_path, 
     def interrupt(report):  # the run is stopped once every question has finished, before the files are written
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("graphs.cli_eval.markdown", interrupt)
+    monkeypatch.setattr("graphs.cli.evaluate.markdown", interrupt)
     assert run_eval(data_dir, tmp_path, "--model", "oracle", "--limit", "12") == 130
     (log,) = tmp_path.glob("*.jsonl")
     lines = [json.loads(line) for line in log.read_text().splitlines()]

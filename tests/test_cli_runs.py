@@ -10,10 +10,10 @@ import uuid
 import pytest
 
 from graphs.cli import main
-from graphs.serve import offline_environment, serve_command
+from graphs.cli.serve import offline_environment, serve_command
 from nodes.graphdb import FalkorDBGraph
+from tests.helpers import TOM_HANKS_QUERY, flow_replies
 from tests.openai_stub import OpenAIStub
-from tests.test_cli import HANKS, flow_replies
 
 MATRIX = "MATCH (m:Movie {title: 'The Matrix'})<-[:DIRECTED]-(p:Person) RETURN p.name AS director"
 
@@ -34,7 +34,8 @@ def test_ask_with_approve_pauses_and_resume_runs_the_edited_query(stub, capsys, 
     thread = f"cli-{uuid.uuid4().hex[:8]}"
     code = main(["--data-dir", data_dir, "ask", "Who directed The Matrix?", "--approve", "--json", "--thread", thread])
     paused = json.loads(capsys.readouterr().out)
-    assert code == 1 and paused["stop_reason"] == "awaiting_approval" and paused["pending_approval"]["query"] == HANKS
+    assert code == 1 and paused["stop_reason"] == "awaiting_approval"
+    assert paused["pending_approval"]["query"] == TOM_HANKS_QUERY
     code = main(["--data-dir", data_dir, "resume", thread, "--decision", "edit", "--query", MATRIX, "--json"])
     done = json.loads(capsys.readouterr().out)
     assert code == 0 and done["answer"] == MATRIX and ["Lana Wachowski"] in done["tool_result"]
@@ -48,7 +49,8 @@ def test_ask_with_approve_asks_at_the_terminal(stub, capsys, monkeypatch, data_d
     monkeypatch.setattr("sys.stdin", io.StringIO("r\nnot this one\n"))
     code = main(["--data-dir", data_dir, "ask", "Which movies did Tom Hanks act in?", "--flow", "retry", "--approve"])
     out = capsys.readouterr().out
-    assert code == 1 and "Approve this query?" in out and HANKS in out and "[a]pprove, [e]dit or [r]eject" in out
+    assert code == 1 and "Approve this query?" in out and TOM_HANKS_QUERY in out
+    assert "[a]pprove, [e]dit or [r]eject" in out
     assert "Stopped: rejected" in out and "not this one" in out and "Cast Away" not in out
 
 
@@ -59,7 +61,8 @@ def test_ask_with_approve_asks_before_every_query_of_the_run(monkeypatch, capsys
         tool = request["tool_choice"]["function"]["name"]
         if tool == "GenerateQuery":
             return {"tool": tool, "args": {"answer": empty}}
-        return {"tool": tool, "args": {"revised_query": HANKS, "score": 2 if len(request["messages"]) < 5 else 9}}
+        score = 2 if len(request["messages"]) < 5 else 9
+        return {"tool": tool, "args": {"revised_query": TOM_HANKS_QUERY, "score": score}}
 
     with OpenAIStub(replies) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)

@@ -18,7 +18,8 @@ import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
-from tests.conftest import TOM_HANKS_QUERY, graph_fingerprint
+from graphs import registry
+from tests.helpers import TOM_HANKS_QUERY, graph_fingerprint
 from tests.openai_stub import OpenAIStub, tool_names
 
 OTHER_QUERY = "MATCH (m:Movie {title: 'The Matrix'})<-[:DIRECTED]-(p:Person) RETURN p.name AS director"
@@ -97,16 +98,7 @@ def test_every_registered_graph_is_served_with_input_output_and_context_schemas(
     url, _ = server
     client = get_sync_client(url=url)
     graphs = {a["graph_id"] for a in client.assistants.search(limit=50)}
-    assert graphs == {
-        "kg_reflexion",
-        "react_wikipedia",
-        "react_tools",
-        "structured_output",
-        "text2cypher_naive",
-        "text2cypher_retry",
-        "text2cypher_retry_evaluate",
-        "text2cypher_planner",
-    }
+    assert graphs == set(registry.names())
     kg = client.assistants.get_schemas(assistant(client, "kg_reflexion"))
     assert set(kg["input_schema"]["properties"]) == {"messages", "question", "prompt"}
     assert {"stop_reason", "outcomes", "usage"} <= set(kg["output_schema"]["properties"])
@@ -190,7 +182,7 @@ def test_a_run_context_limits_the_run_and_approval_pauses_before_the_query(serve
 
 
 def test_the_react_agent_answers_through_the_server_with_a_per_run_step_limit(server):
-    url, stub = server
+    url, _ = server
     client = get_sync_client(url=url)
     thread = client.threads.create()["thread_id"]
     react = "react_tools"  # a graph's name serves as its default assistant, as the README shows

@@ -7,33 +7,34 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
+from graphs import registry
 from nodes.keyed_cache import KeyedCache
 from tests.openai_stub import OpenAIStub, multiply_then_finish
 
 
 def test_the_react_tools_graph_answers_a_message(monkeypatch):
-    from graphs import react_tools
-
+    agent = registry.agent("react_tools")
     with OpenAIStub(multiply_then_finish(6, 7)) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
-        monkeypatch.setattr(react_tools.agent, "_chat", None)
-        monkeypatch.setattr(react_tools.agent, "_responders", KeyedCache())
-        state = react_tools.graph.invoke({"messages": [HumanMessage("What is 6 times 7?")]})
+        monkeypatch.setattr(agent, "_chat", None)
+        monkeypatch.setattr(agent, "_responders", KeyedCache())
+        state = registry.graph("react_tools").invoke({"messages": [HumanMessage("What is 6 times 7?")]})
     assert state["stop_reason"] == "finished" and state["question"] == "What is 6 times 7?"
     assert state["outcomes"][-1]["content"] == "42"
 
 
 def test_the_structured_output_graph_extracts_from_a_message(monkeypatch):
-    from graphs import structured_output
-
+    agent = registry.agent("structured_output")
     cars = {"cars": [{"brand": "Fiat", "model": "Panda", "power": 45}]}
     with OpenAIStub(lambda request: {"tool": "CarCollection", "args": cars}) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
-        monkeypatch.setattr(structured_output.agent, "_chat", None)
-        monkeypatch.setattr(structured_output.agent, "_extractors", KeyedCache())
-        state = structured_output.graph.invoke({"messages": [HumanMessage("I own a Fiat Panda with 45Hp.")]})
+        monkeypatch.setattr(agent, "_chat", None)
+        monkeypatch.setattr(agent, "_extractors", KeyedCache())
+        state = registry.graph("structured_output").invoke(
+            {"messages": [HumanMessage("I own a Fiat Panda with 45Hp.")]}
+        )
     assert state["stop_reason"] == "validated"
-    assert structured_output.agent._parse_final_result(state).value.cars[0].power == 45
+    assert agent._parse_final_result(state).value.cars[0].power == 45
     # the passage was wrapped in the extraction prompt before the model saw it
     assert "I own a Fiat Panda with 45Hp." in stub.requests[0]["messages"][1]["content"]
     assert "JSON schema" in stub.requests[0]["messages"][1]["content"]
@@ -70,8 +71,7 @@ def test_an_empty_message_ends_the_run_with_a_typed_stop_and_no_model_call():
 
 
 def test_a_registered_text2cypher_flow_answers_through_chat_openai(monkeypatch, falkordb_server, movies_db):
-    from graphs import text2cypher_graphs
-
+    flow = registry.agent("text2cypher_retry_evaluate")
     hanks = "MATCH (p:Person {name: 'tom hanks'})-[:ACTED_IN]->(m:Movie) RETURN m.title AS title"
     replies = {
         "GuardrailDecision": {"answerable": True, "reason": "movies"},
@@ -87,9 +87,9 @@ def test_a_registered_text2cypher_flow_answers_through_chat_openai(monkeypatch, 
     with OpenAIStub(reply) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
         monkeypatch.setenv("REFLEXION_DATA_DIR", str(falkordb_server.data_dir))
-        state = text2cypher_graphs.retry_evaluate_graph.invoke({"question": "Which movies did Tom Hanks act in?"})
-        result = text2cypher_graphs.retry_evaluate.result(state)
-        text2cypher_graphs.retry_evaluate.close()
+        state = registry.graph("text2cypher_retry_evaluate").invoke({"question": "Which movies did Tom Hanks act in?"})
+        result = flow.result(state)
+        flow.close()
     assert result.stop_reason == "answered" and len(result.rows) == 12 and result.mappings[0].mapped == "Tom Hanks"
     assert [r["tool_choice"]["function"]["name"] for r in stub.requests] == [
         "GuardrailDecision",

@@ -2,7 +2,7 @@
 
     reflexion ask "Who directed The Matrix?" [--flow reflexion|naive|retry|retry_evaluate|planner] [--approve] [--json]
     reflexion resume THREAD_ID [--decision approve|edit|reject [--query ...]]   # an interrupted or paused run
-    reflexion graphs [drop NAME --yes]    # the graphs of langgraph.json, and those in the embedded database with counts
+    reflexion graphs [drop NAME --yes]    # the registered graphs, and those in the embedded database with counts
     reflexion schema NAME                 # a graph's schema as the prompts show it
     reflexion examples load NAME file.csv # few-shot examples for a graph, each checked read-only
     reflexion draw text2cypher_planner out.png   # a picture (PNG needs pygraphviz; .mmd writes Mermaid text)
@@ -16,114 +16,43 @@
 
 Exit codes: 0 answered, 1 no usable answer (eval: accuracy below --min-accuracy), 2 configuration error (no model key,
 a missing provider package, an unknown graph or flow), 3 database unavailable (before or during the run).
+
+The commands live beside this parser: `ask` (ask, resume), `catalog` (load, graphs, schema, examples),
+`evaluate` (eval), `agents` (react, extract) and `serve` (the server launcher); `draw` is here.
+The graphs `graphs`, `draw` and `serve` name are those of `graphs.registry`.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import json
 import sys
-from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from graphs.cli_ask import LiveProgress, cmd_ask, cmd_resume
-from graphs.cli_eval import add_eval_command
-from graphs.cli_graphs import add_graph_commands
-from graphs.exit_codes import EXIT_ANSWERED, EXIT_CONFIGURATION, EXIT_DATABASE, EXIT_NO_ANSWER
-from graphs.serve import LANGGRAPH_JSON
+from graphs.cli.agents import cmd_extract, cmd_react
+from graphs.cli.ask import cmd_ask, cmd_resume
+from graphs.cli.catalog import add_graph_commands
+from graphs.cli.evaluate import add_eval_command
+from graphs.cli.exit_codes import EXIT_ANSWERED, EXIT_CONFIGURATION, EXIT_DATABASE
 from graphs.text2cypher_flow import FLOWS
-from nodes.models.resolve import chat_model_from_env
 from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
 
 
-def registered_graphs() -> dict[str, str]:
-    return json.loads(LANGGRAPH_JSON.read_text())["graphs"]
-
-
-def load_graph(name: str) -> Any:
-    """The compiled graph `langgraph.json` registers as `name`."""
-    graphs = registered_graphs()
-    if name not in graphs:
-        raise ConfigurationError(f"unknown graph {name!r}; the graphs are {', '.join(sorted(graphs))}")
-    module_name, _, attribute = graphs[name].partition(":")  # module syntax: the installed package, any cwd
-    module = importlib.import_module(module_name)
-    return getattr(module, attribute)
-
-
-def _finish(payload: dict[str, Any], answered: bool, text: str, args: argparse.Namespace, out: Console) -> int:
-    if args.json:
-        print(json.dumps(payload, ensure_ascii=False, default=str))
-    else:
-        out.print(f"\n[bold]Stopped:[/bold] {payload['stop_reason']}\n{text}")
-    return EXIT_ANSWERED if answered else EXIT_NO_ANSWER
-
-
-def cmd_react(args: argparse.Namespace, out: Console) -> int:
-    model = chat_model_from_env(args.model)
-    if args.agent == "wikipedia":
-        from graphs.wikipedia_react_agent import WikipediaReActAgent
-        from nodes.tools.wikipedia import WikipediaTools
-
-        tools = WikipediaTools.sample() if args.sample_corpus else None
-        agent: Any = WikipediaReActAgent(lambda: model, wikipedia=tools)
-    else:
-        from graphs.react_agent import ReActAgent
-        from nodes.tools.arithmetic import ARITHMETIC_TOOLS
-
-        agent = ReActAgent(ARITHMETIC_TOOLS, lambda: model, add_llm_as_fallback=True)
-
-    with LiveProgress(out, enabled=not args.json) as progress:
-        progress.now("the model chooses an action")
-
-        def step(number: int, node: str, message: Any, update: dict[str, Any]) -> None:
-            for outcome in (update.get("outcomes") or [])[-1:] if node == "execute_tool" else []:
-                progress.line(f"[step {number}] {outcome['action']} -> {outcome['content'][:200]}")
-            progress.now("running the action" if node != "execute_tool" else "the model chooses the next action")
-
-        result = agent.execute(args.question, on_step=step)
-    text = f"{result.answer}" + (f"\nsources: {', '.join(result.sources)}" if result.sources else "")
-    return _finish(result.model_dump(mode="json"), result.finished, text, args, out)
-
-
-def _schema_class(spec: str) -> Any:
-    module_name, _, class_name = spec.partition(":")
-    try:
-        return getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError, ValueError) as e:
-        raise ConfigurationError(f"cannot import the schema {spec!r} (write package.module:ClassName): {e}") from e
-
-
-def cmd_extract(args: argparse.Namespace, out: Console) -> int:
-    from graphs.structured_output_agent import StructuredOutputReflectionAgent
-
-    model = chat_model_from_env(args.model)
-    agent = StructuredOutputReflectionAgent(_schema_class(args.schema), lambda: model, max_retries=args.max_retries)
-    result = agent.extract(args.passage)
-    payload = {
-        **result.model_dump(mode="json"),
-        "value": result.value.model_dump(mode="json") if result.value else None,
-    }
-    text = (
-        json.dumps(payload["value"], ensure_ascii=False, indent=1) if result.ok else f"No valid output: {result.error}"
-    )
-    return _finish(payload, result.ok, text, args, out)
-
-
 def cmd_draw(args: argparse.Namespace, out: Console) -> int:
+    from graphs import registry
     from graphs.drawing import draw_to_file
 
-    target = draw_to_file(load_graph(args.name), args.output)
+    target = draw_to_file(registry.graph(args.name), args.output)
     out.print(f"Wrote {target}", highlight=False)
     return EXIT_ANSWERED
 
 
 def cmd_serve(args: argparse.Namespace, out: Console) -> int:
-    from graphs.serve import serve
+    from graphs import registry
+    from graphs.cli.serve import serve
 
-    out.print(f"Serving {len(registered_graphs())} graphs on http://{args.host}:{args.port} (Ctrl-C stops)")
+    out.print(f"Serving {len(registry.names())} graphs on http://{args.host}:{args.port} (Ctrl-C stops)")
     serve(args.host, args.port, args.reload)
     return EXIT_ANSWERED  # pragma: no cover - serve() replaces the process
 
@@ -132,7 +61,8 @@ def _run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--flow", choices=["reflexion", *FLOWS], default="reflexion")
     command.add_argument(
         "--graph",
-        help="a graph of the embedded database (default: $REFLEXION_DATABASE_URL and $REFLEXION_GRAPH, else the embedded movies graph)",
+        help="a graph of the embedded database "
+        "(default: $REFLEXION_DATABASE_URL and $REFLEXION_GRAPH, else the embedded movies graph)",
     )
     command.add_argument("--model", help="e.g. openai:gpt-4o-mini (default: $REFLEXION_MODEL)")
     command.add_argument(
@@ -214,7 +144,3 @@ def main(argv: list[str] | None = None) -> int:
             + (": a run with a thread id resumes with `reflexion resume THREAD_ID`." if resumable else ".")
         )
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -22,7 +22,7 @@ from typing import Any
 from rich.console import Console
 from rich.prompt import Confirm
 
-from graphs.exit_codes import EXIT_ANSWERED, EXIT_NO_ANSWER
+from graphs.cli.exit_codes import EXIT_ANSWERED, EXIT_NO_ANSWER
 from nodes.graphdb import connect, load_cypher_script
 from nodes.graphdb.atomic_load import SCRATCH_MARK, load_atomically
 from nodes.graphdb.connect import checked_name
@@ -55,7 +55,8 @@ def require_graph(db: Any) -> Any:
     if db.graph_name not in graphs:
         known = ", ".join(g for g in graphs if not g.endswith(EXAMPLES_SUFFIX)) or "none"
         raise ConfigurationError(
-            f"there is no graph {db.graph_name!r} in the embedded database (its graphs: {known}); load one with reflexion load"
+            f"there is no graph {db.graph_name!r} in the embedded database (its graphs: {known}); "
+            "load one with reflexion load"
         )
     return db
 
@@ -81,7 +82,8 @@ def cmd_load(args: argparse.Namespace, out: Console) -> int:
     csv_file = path.suffix.lower() == ".csv"
     if csv_file and not (args.label or args.relationship):
         raise ConfigurationError(
-            "a CSV file loads as nodes (--label L [--key column]) or relationships (--relationship T --start ... --end ...)"
+            "a CSV file loads as nodes (--label L [--key column]) "
+            "or relationships (--relationship T --start ... --end ...)"
         )
     if not csv_file and (args.label or args.relationship):
         raise ConfigurationError("--label and --relationship are for .csv files; a Cypher script needs neither")
@@ -125,7 +127,10 @@ def cmd_load(args: argparse.Namespace, out: Console) -> int:
         report = load_cypher_script(scratch, path, csv_dir=args.csv_dir)
         for statement, why in report.skipped:
             out.print(f"  skipped: {statement[:80]} ({why})", highlight=False, markup=False)
-        return f"{report.executed} statements ({report.csv_rows} CSV rows), {len(report.translated)} translated, {len(report.skipped)} skipped"
+        return (
+            f"{report.executed} statements ({report.csv_rows} CSV rows), "
+            f"{len(report.translated)} translated, {len(report.skipped)} skipped"
+        )
 
     summary = load_atomically(db, load)
     server = getattr(db, "server", None)
@@ -140,11 +145,11 @@ def cmd_load(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_graphs(args: argparse.Namespace, out: Console) -> int:
-    from graphs.cli import registered_graphs
+    from graphs import registry
 
     if args.action == "drop":
         return _drop(args, out)
-    listing: dict[str, Any] = {"registered": sorted(registered_graphs())}
+    listing: dict[str, Any] = {"registered": sorted(registry.names())}
     if not args.registered_only:
         db = _embedded(args, DEFAULT_GRAPH)
         listing["database"] = [
@@ -250,7 +255,8 @@ def add_graph_commands(commands: Any) -> None:
     )
     load.add_argument(
         "--types",
-        help="CSV: column types, e.g. id=string,price=float (string, integer, float, boolean); default: inferred per column",
+        help="CSV: column types, e.g. id=string,price=float (string, integer, float, boolean); "
+        "default: inferred per column",
     )
     load.add_argument("--all-strings", action="store_true", help="CSV: read every value as text")
     load.add_argument(

@@ -1,4 +1,4 @@
-"""`reflexion serve` / `make serve`: every registered graph behind LangGraph's development server.
+"""`reflexion serve` / `make serve`: every graph of `graphs.registry` behind LangGraph's development server.
 
 It runs `langgraph dev` offline: no browser, no hot reload unless asked, no
 version check against PyPI, no CLI analytics, and LangSmith tracing off unless
@@ -13,9 +13,9 @@ import shutil
 import sys
 from pathlib import Path
 
+from graphs.registry import LANGGRAPH_JSON
 from schemas.errors import ConfigurationError
 
-LANGGRAPH_JSON = Path(__file__).resolve().parents[1] / "langgraph.json"
 TRACING_VARIABLES = ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING")
 DEFAULT_PORT = 2024
 
@@ -59,8 +59,8 @@ def serve_command(
 
 
 def serve(host: str = "127.0.0.1", port: int = DEFAULT_PORT, reload: bool = False) -> None:
-    """Replace this process with the server (Ctrl-C stops it). The graphs are named by module in
-    langgraph.json, so any working directory serves; the server keeps its threads in
-    `.langgraph_api/` there."""
+    """Replace this process with the server (Ctrl-C stops it). langgraph.json names the registry's
+    graphs by module (`graphs.registry:<name>`), so any working directory serves; the server keeps
+    its threads in `.langgraph_api/` there."""
     command = serve_command(host, port, reload)
     os.execve(command[0], command, offline_environment())

@@ -9,19 +9,24 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from rich.console import Console
 from rich.prompt import Prompt
 
-from graphs.cli_graphs import require_graph
-from graphs.exit_codes import EXIT_ANSWERED, EXIT_DATABASE, EXIT_NO_ANSWER
-from graphs.text2cypher_flow import Text2CypherFlow
+from graphs.cli.catalog import require_graph
+from graphs.cli.exit_codes import EXIT_ANSWERED, EXIT_DATABASE, EXIT_NO_ANSWER
+from graphs.runner import ResumeOptions, Runner, RunTarget
+from graphs.text2cypher_flow import FLOWS, Text2CypherFlow
 from nodes.graphdb import connect
 from nodes.graphdb.connect import load_demo_if_new, open_database, opened
 from nodes.graphdb.locations import DEFAULT_GRAPH, default_connection_args
 from nodes.models.resolve import chat_model_from_env
 from schemas.errors import ConfigurationError
+from schemas.run_result import RunResult
+from schemas.text2cypher import Flow
 
 NEXT_STEP = {
     "draft": "running the query",
@@ -69,19 +74,32 @@ def database(args: argparse.Namespace) -> Any:
     return db
 
 
-def runner(args: argparse.Namespace) -> Any:
-    """The Reflexion agent or the text-to-Cypher flow `--flow` names, on the embedded database.
-    The agent's step limit is `--max-steps` (default 30) for a run it starts; a run it resumes keeps
-    the limit it was started with (`run_context` below)."""
-    if args.max_steps is not None and args.flow != "reflexion":  # a limit given must hold, not be ignored
-        raise ConfigurationError(f"--max-steps limits the reflexion loop; the {args.flow} flow has no step limit")
-    model = chat_model_from_env(args.model)
-    db = database(args)
-    if args.flow == "reflexion":
-        from graphs.kg_query_agent import KGQueryReflexionAgent
+def _reflexion_agent(model: Any, db: Any, max_steps: int | None) -> RunTarget[Any]:
+    from graphs.kg_query_agent import KGQueryReflexionAgent
 
-        return KGQueryReflexionAgent(conversation_factory=lambda: model, database=db, max_steps=args.max_steps)
-    return Text2CypherFlow(args.flow, conversation_factory=lambda: model, database=db)
+    return KGQueryReflexionAgent(conversation_factory=lambda: model, database=db, max_steps=max_steps)
+
+
+def _flow(flow: Flow, model: Any, db: Any, max_steps: int | None) -> RunTarget[Any]:
+    if max_steps is not None:  # a limit given must hold, not be ignored
+        raise ConfigurationError(f"--max-steps limits the reflexion loop; the {flow} flow has no step limit")
+    return Text2CypherFlow(flow, conversation_factory=lambda: model, database=db)
+
+
+#: What `--flow` may name: each builds its agent or flow from (model, database, --max-steps).
+ASKABLE: dict[str, Callable[[Any, Any, int | None], RunTarget[Any]]] = {
+    "reflexion": _reflexion_agent,
+    **{flow: partial(_flow, flow) for flow in FLOWS},
+}
+
+
+def runner(args: argparse.Namespace) -> Runner[Any]:
+    """The runner of the agent or flow `--flow` names, on the embedded database. The agent's step
+    limit is `--max-steps` (default 30) for a run it starts; a run it resumes keeps the limit it was
+    started with (`run_context` below)."""
+    build = ASKABLE[args.flow]
+    model = chat_model_from_env(args.model)
+    return Runner(build(model, database(args), args.max_steps))
 
 
 def run_context(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -121,8 +139,9 @@ def decide(pending: dict[str, Any], console: Console) -> Any:
         return {"action": "reject", "reason": "no answer at the terminal"}
 
 
-def _run(agent: Any, args: argparse.Namespace, progress: LiveProgress, start: Any) -> Any:
-    """Run (or resume) until the run ends; with approval at the terminal, each pause asks the person."""
+def _run(runner: Runner[Any], args: argparse.Namespace, progress: LiveProgress, start: Any) -> Any:
+    """Run (or resume) until the run ends; with approval at the terminal, each pause asks the person.
+    The agent reports its steps (`on_step`), a flow its events (`on_event`): each prints what it hears."""
     from graphs.main import print_step
 
     def on_step(step: int, node: str, message: Any, update: dict[str, Any]) -> None:
@@ -134,30 +153,25 @@ def _run(agent: Any, args: argparse.Namespace, progress: LiveProgress, start: An
         progress.line(f"[{event['label']}] {json.dumps(event['payload'], default=str, ensure_ascii=False)[:200]}")
         progress.now(f"after {event['label'].lower()}")
 
-    callback = {"on_event": on_event} if isinstance(agent, Text2CypherFlow) else {"on_step": on_step}
-    result = start(callback)
+    callbacks: ResumeOptions = {"on_step": on_step, "on_event": on_event}
+    result = start(callbacks)
     while result.stop_reason == "awaiting_approval" and args.approve and not args.json:
         decision = decide(result.pending_approval, progress.console)
-        result = agent.resume(result.thread_id, decision, **callback)
+        result = runner.resume(result.thread_id, decision, **callbacks)
     return result
 
 
-def report(result: Any, args: argparse.Namespace, out: Console) -> int:
-    from graphs.main import print_result
-
-    answered = (result.tool_result is not None) if args.flow == "reflexion" else result.stop_reason == "answered"
+def report(result: RunResult, args: argparse.Namespace, out: Console) -> int:
+    answered = result.answered
     code = EXIT_DATABASE if result.stop_reason == "tool_unavailable" else EXIT_ANSWERED if answered else EXIT_NO_ANSWER
     if args.json:
         print(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, default=str))
-    elif args.flow == "reflexion":
-        print_result(result)
     else:
+        out.print("\n" + result.summary(), highlight=False, markup=False)
+    if not args.json and result.pending_approval is not None:
         out.print(
-            f"\n[bold]Stopped:[/bold] {result.stop_reason}\n{result.answer or result.error or ''}", highlight=False
-        )
-    if not args.json and result.stop_reason == "awaiting_approval":
-        out.print(
-            f"Paused before: {result.pending_approval['query']}\nResume: reflexion resume {result.thread_id} --decision approve|reject"
+            f"Paused before: {result.pending_approval['query']}\n"
+            f"Resume: reflexion resume {result.thread_id} --decision approve|reject"
         )
     elif not args.json:
         out.print(f"[dim]thread {result.thread_id}[/dim]")
@@ -165,27 +179,19 @@ def report(result: Any, args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_ask(args: argparse.Namespace, out: Console) -> int:
-    agent = runner(args)
+    target = runner(args)
     if not args.json:
         out.print(f"[bold]Question:[/bold] {args.question}", highlight=False)
     context = run_context(args)
     with LiveProgress(out, enabled=not args.json) as progress:
-        if isinstance(agent, Text2CypherFlow):
-            result = _run(
-                agent, args, progress, lambda cb: agent.ask(args.question, thread_id=args.thread, context=context, **cb)
-            )
-        else:
-            result = _run(
-                agent,
-                args,
-                progress,
-                lambda cb: agent.execute(args.question, thread_id=args.thread, context=context, **cb),
-            )
+        result = _run(
+            target, args, progress, lambda cb: target.ask(args.question, thread_id=args.thread, context=context, **cb)
+        )
     return report(result, args, out)
 
 
 def cmd_resume(args: argparse.Namespace, out: Console) -> int:
-    agent = runner(args)
+    target = runner(args)
     decision: Any = None
     if args.decision == "edit":
         if not (args.query or "").strip():
@@ -199,5 +205,5 @@ def cmd_resume(args: argparse.Namespace, out: Console) -> int:
         )
     with LiveProgress(out, enabled=not args.json) as progress:
         context = run_context(args)
-        result = _run(agent, args, progress, lambda cb: agent.resume(args.thread_id, decision, context=context, **cb))
+        result = _run(target, args, progress, lambda cb: target.resume(args.thread_id, decision, context=context, **cb))
     return report(result, args, out)

@@ -32,7 +32,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from graphs.cli_ask import database
+from graphs.cli.ask import database
 from graphs.evaluation import AGENTS, evaluate
 from nodes.evaluation.dataset import load_dataset
 from nodes.evaluation.faults import FAULTS
@@ -51,7 +51,8 @@ def add_eval_command(commands: Any) -> None:
     ev.add_argument("--agent", choices=AGENTS, default="reflexion")
     ev.add_argument(
         "--model",
-        help=f"oracle, corrupt, or a chat model such as openai:gpt-4o-mini (default: ${MODEL_ENV}, else {DEFAULT_MODEL})",
+        help="oracle, corrupt, or a chat model such as openai:gpt-4o-mini "
+        f"(default: ${MODEL_ENV}, else {DEFAULT_MODEL})",
     )
     ev.add_argument(
         "--dataset",

@@ -1,0 +1,124 @@
+"""Every graph the project serves, by name: one registration line each, built on first use.
+
+    from graphs import registry
+    registry.names()                      # the registered names, as LangGraph server lists them
+    registry.graph("kg_reflexion")        # the compiled graph (the agent or flow is built on first use)
+    registry.agent("text2cypher_retry")   # the agent or flow object behind it
+
+A new agent or flow is its own files plus one line in `BUILDERS`, a function that builds it
+(with `checkpointer=None`: LangGraph server checkpoints the threads); the text-to-Cypher flows
+register themselves from `FLOWS`. Importing this module builds nothing: the model and the
+database come from each run's context, else the environment, and are opened on the first run.
+
+LangGraph's loader reads `module.__dict__[name]` (so a module `__getattr__` is not enough): each
+name is bound here to a zero-argument graph factory, which the server calls to get the graph and
+which builds it once. `langgraph.json` lists the names as `graphs.registry:<name>`; it is derived
+from `BUILDERS` (`python -m graphs.registry` rewrites its `graphs`), and a test checks the two match.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any, Protocol
+
+from langgraph.graph.state import CompiledStateGraph
+
+from graphs.kg_query_agent import KGQueryReflexionAgent
+from graphs.react_agent import ReActAgent
+from graphs.structured_output_agent import StructuredOutputReflectionAgent
+from graphs.text2cypher_flow import FLOWS, Text2CypherFlow
+from graphs.wikipedia_react_agent import WikipediaReActAgent
+from nodes.tools.arithmetic import ARITHMETIC_TOOLS
+from nodes.tools.wikipedia import WikipediaTools
+from nodes.tools.wikipedia_backends import LocalCorpus
+from schemas.errors import ConfigurationError
+from schemas.extraction import CarCollection
+
+MODULE = "graphs.registry"  # also when run as `python -m graphs.registry`
+LANGGRAPH_JSON = Path(__file__).resolve().parents[1] / "langgraph.json"
+WIKIPEDIA_ENV = "REFLEXION_WIKIPEDIA"
+
+
+class Servable(Protocol):
+    """An agent or flow: what a builder returns."""
+
+    @property
+    def graph(self) -> CompiledStateGraph[Any, Any, Any, Any]: ...
+
+
+def wikipedia_from_env() -> WikipediaTools:
+    """The pages `$REFLEXION_WIKIPEDIA` names: `live` (the MediaWiki API, the default), `sample`
+    (the corpus shipped with the package, offline) or the path of a corpus JSON file."""
+    source = (os.environ.get(WIKIPEDIA_ENV) or "live").strip()
+    if source == "live":
+        return WikipediaTools()
+    return WikipediaTools.sample() if source == "sample" else WikipediaTools(LocalCorpus.from_file(source))
+
+
+BUILDERS: dict[str, Callable[[], Servable]] = {
+    "kg_reflexion": lambda: KGQueryReflexionAgent(checkpointer=None),
+    "react_wikipedia": lambda: WikipediaReActAgent(wikipedia=wikipedia_from_env(), checkpointer=None),
+    "react_tools": lambda: ReActAgent(ARITHMETIC_TOOLS, add_llm_as_fallback=True, checkpointer=None),
+    "structured_output": lambda: StructuredOutputReflectionAgent(CarCollection, checkpointer=None),
+    **{f"text2cypher_{flow}": partial(Text2CypherFlow, flow, checkpointer=None) for flow in FLOWS},
+}
+
+_built: dict[str, Servable] = {}
+_lock = threading.Lock()
+
+
+def names() -> list[str]:
+    """The registered names, in registration order."""
+    return list(BUILDERS)
+
+
+def agent(name: str) -> Servable:
+    """The agent or flow registered as `name`, built on the first call and the same object after."""
+    if name not in BUILDERS:
+        raise ConfigurationError(f"unknown graph {name!r}; the graphs are {', '.join(sorted(BUILDERS))}")
+    with _lock:
+        if name not in _built:
+            _built[name] = BUILDERS[name]()
+        return _built[name]
+
+
+def graph(name: str) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The compiled graph registered as `name`."""
+    return agent(name).graph
+
+
+def _factory(name: str) -> Callable[[], CompiledStateGraph[Any, Any, Any, Any]]:
+    def factory() -> CompiledStateGraph[Any, Any, Any, Any]:
+        return graph(name)
+
+    factory.__name__ = factory.__qualname__ = name
+    factory.__doc__ = f"The {name} graph, for LangGraph server (`{MODULE}:{name}` in langgraph.json)."
+    return factory
+
+
+# What LangGraph's loader finds as `graphs.registry:<name>`; a name must not hide this module's own.
+if clashes := sorted(set(BUILDERS) & set(globals())):
+    raise TypeError(f"graph names {clashes} are taken by graphs.registry itself; register them under other names")
+globals().update({name: _factory(name) for name in BUILDERS})
+
+
+def langgraph_graphs() -> dict[str, str]:
+    """The `graphs` table of `langgraph.json`: every registered name, as this module exports it."""
+    return {name: f"{MODULE}:{name}" for name in BUILDERS}
+
+
+def write_langgraph_json(path: Path = LANGGRAPH_JSON) -> None:
+    """Rewrite the `graphs` of `langgraph.json` from the registry; its other settings stay."""
+    config = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"dependencies": ["."]}
+    config["graphs"] = langgraph_graphs()
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":  # python -m graphs.registry [path/to/langgraph.json]
+    write_langgraph_json(Path(sys.argv[1]) if len(sys.argv) > 1 else LANGGRAPH_JSON)
