@@ -14,9 +14,12 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from graphs.kg_query_agent import KGQueryReflexionAgent
+from graphs.runner import Runner, RunTarget
 from graphs.text2cypher_flow import FLOWS, Text2CypherFlow
 from nodes.evaluation.dataset import EvalItem
 from nodes.evaluation.faults import FAULTS
@@ -29,88 +32,86 @@ from nodes.graphdb.protocol import GraphDatabase, graph_name
 from nodes.models.resolve import chat_model_from_env
 from schemas.errors import ConfigurationError
 from schemas.evaluation import AgentAnswer, EvaluationReport, QuestionTrace
+from schemas.run_result import QueryAnswer
+from schemas.text2cypher import Flow
 
-AGENTS = ("reflexion", *FLOWS)
 GOLD_MODELS = ("oracle", "corrupt")
 EVAL_ROW_CAP = 10_000  # gold and answers share one cap; a gold result above it is excluded
 
 
-class Runner:
+def _reflexion_agent(chat: Any, db: GraphDatabase, limits: EvalLimits) -> RunTarget[Any]:
+    return KGQueryReflexionAgent(
+        conversation_factory=lambda: chat,
+        database=db,
+        max_steps=limits.max_steps,
+        checkpointer=None,
+        row_cap=EVAL_ROW_CAP,
+        query_timeout=limits.query_timeout,
+        trust_non_empty_result=limits.trust_non_empty_result,
+    )
+
+
+def _flow(flow: Flow, chat: Any, db: GraphDatabase, limits: EvalLimits) -> RunTarget[Any]:
+    # the movies examples would show a flow the gold answers: the store starts empty and learns nothing
+    return Text2CypherFlow(
+        flow,
+        conversation_factory=lambda: chat,
+        database=db,
+        fewshots=False,
+        checkpointer=None,
+        row_cap=EVAL_ROW_CAP,
+        query_timeout=limits.query_timeout,
+        learn=False,
+    )
+
+
+@dataclass(frozen=True)
+class EvalLimits:
+    max_steps: int
+    query_timeout: float
+    trust_non_empty_result: bool = True
+
+
+#: What `agent` may name: each builds its agent or flow for the evaluation (no checkpoints, a wide row cap).
+EVALUATED: dict[str, Callable[[Any, GraphDatabase, EvalLimits], RunTarget[Any]]] = {
+    "reflexion": _reflexion_agent,
+    **{flow: partial(_flow, flow) for flow in FLOWS},
+}
+AGENTS = tuple(EVALUATED)
+
+
+class Contestant:
     """One agent or flow shared by every question of the evaluation, answering one question."""
 
-    def __init__(
-        self,
-        agent: str,
-        chat: Any,
-        db: GraphDatabase,
-        *,
-        max_steps: int,
-        query_timeout: float,
-        trust_non_empty_result: bool = True,
-    ) -> None:
-        if agent not in AGENTS:
+    def __init__(self, agent: str, chat: Any, db: GraphDatabase, limits: EvalLimits) -> None:
+        if agent not in EVALUATED:
             raise ConfigurationError(f"unknown agent {agent!r}; choose one of {', '.join(AGENTS)}")
-        self.agent = agent
-        if agent == "reflexion":
-            self._kg = KGQueryReflexionAgent(
-                conversation_factory=lambda: chat,
-                database=db,
-                max_steps=max_steps,
-                checkpointer=None,
-                row_cap=EVAL_ROW_CAP,
-                query_timeout=query_timeout,
-                trust_non_empty_result=trust_non_empty_result,
-            )
-        else:
-            # the seed examples would show a flow the gold answers: the store starts empty and learns nothing
-            self._flow = Text2CypherFlow(
-                agent,
-                conversation_factory=lambda: chat,
-                database=db,
-                fewshots=False,
-                checkpointer=None,
-                row_cap=EVAL_ROW_CAP,
-                query_timeout=query_timeout,
-                learn=False,
-            )
+        self.runner = Runner(EVALUATED[agent](chat, db, limits))
 
     async def answer(self, question: str) -> AgentAnswer:
-        if self.agent == "reflexion":
-            result = await self._kg.aexecute(question)  # the schema prompt is read once, then cached
-            return AgentAnswer(
-                cypher=result.answer,
-                columns=result.columns,
-                rows=result.tool_result or [],
-                executed=result.tool_result is not None,
-                stop_reason=result.stop_reason,
-                steps=result.steps,
-                llm_calls=result.usage.llm_calls,
-                input_tokens=result.usage.input_tokens,
-                output_tokens=result.usage.output_tokens,
-                error=result.error,
-            )
-        flow = await self._flow.aask(question)
-        ran = [
-            a
-            for a in flow.attempts or [s.attempt for s in flow.subanswers]
-            if a.cypher == flow.cypher and a.error is None
-        ]
-        return AgentAnswer(
-            cypher=flow.cypher,
-            columns=flow.columns,
-            rows=flow.rows,
-            executed=bool(ran),
-            stop_reason=flow.stop_reason,
-            steps=len(flow.attempts) or len(flow.subanswers),
-            llm_calls=flow.usage.llm_calls,
-            input_tokens=flow.usage.input_tokens,
-            output_tokens=flow.usage.output_tokens,
-            error=flow.error,
-        )
+        result = await self.runner.aask(question)  # the Reflexion agent's schema prompt is read once, then cached
+        return answer_of(result)
+
+
+def answer_of(result: Any) -> AgentAnswer:
+    """What the evaluation scores of a result that answers with a query (`schemas.run_result.QueryAnswer`)."""
+    answer: QueryAnswer = result
+    return AgentAnswer(
+        cypher=answer.query,
+        columns=result.columns,
+        rows=answer.query_rows,
+        executed=answer.query_ran,
+        stop_reason=result.stop_reason,
+        steps=answer.queries_tried,
+        llm_calls=result.usage.llm_calls,
+        input_tokens=result.usage.input_tokens,
+        output_tokens=result.usage.output_tokens,
+        error=result.error,
+    )
 
 
 async def _score(
-    runner: Runner, item: EvalItem, gold: GoldResult, fault: str | None, gate: asyncio.Semaphore
+    runner: Contestant, item: EvalItem, gold: GoldResult, fault: str | None, gate: asyncio.Semaphore
 ) -> QuestionTrace:
     trace = QuestionTrace(
         index=item.index,
@@ -164,10 +165,11 @@ async def evaluate(
         raise ConfigurationError(f"concurrency must be at least 1, got {concurrency}")
     kinds: list[str | None] = [None]
     if model == "corrupt":
-        kinds = list(faults or FAULTS)
-        unknown = set(kinds) - set(FAULTS)
+        asked = list(faults or FAULTS)
+        unknown = set(asked) - set(FAULTS)
         if unknown:
             raise ConfigurationError(f"unknown fault kind(s) {', '.join(sorted(unknown))}; known: {', '.join(FAULTS)}")
+        kinds = list(asked)
     if chat is None:
         chat = GoldChatModel() if model in GOLD_MODELS else chat_model_from_env(model)
     started = time.perf_counter()
@@ -175,15 +177,8 @@ async def evaluate(
     fit = await asyncio.to_thread(dataset_fit, db, items, gold)
     if not fit.fits and not force:
         raise ConfigurationError(fit.explain(str(graph_name(db))))
-    runner = await asyncio.to_thread(
-        Runner,
-        agent,
-        chat,
-        db,
-        max_steps=max_steps,
-        query_timeout=query_timeout,
-        trust_non_empty_result=trust_non_empty_result,
-    )
+    limits = EvalLimits(max_steps, query_timeout, trust_non_empty_result)
+    runner = await asyncio.to_thread(Contestant, agent, chat, db, limits)
     excluded = [
         QuestionTrace(
             index=i.index, question=i.question, type=i.type, gold_cypher=i.cypher, excluded=gold[i.index].error

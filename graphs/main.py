@@ -12,27 +12,26 @@ error (no model key, a missing provider package), 3 database unavailable.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
 
-from graphs.exit_codes import EXIT_ANSWERED, EXIT_CONFIGURATION, EXIT_DATABASE, EXIT_NO_ANSWER
+from graphs.cli.exit_codes import EXIT_ANSWERED, EXIT_CONFIGURATION, EXIT_DATABASE, EXIT_NO_ANSWER
 from graphs.kg_query_agent import KGQueryReflexionAgent
 from nodes.graphdb import connect
 from nodes.graphdb.connect import load_demo_if_new
 from nodes.graphdb.locations import default_connection_args
 from nodes.models.resolve import chat_model_from_env
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
-from schemas.reflexion import ReflexionAgentResult, ToolOutcome
+from schemas.reflexion import ToolOutcome
+from schemas.run_result import RunResult
 
 DEFAULT_QUESTION = "Which movies did Tom Hanks act in?"
-MAX_ROWS_PRINTED = 15
 
 
 def print_step(step: int, node: str, message: BaseMessage | None, update: dict[str, Any]) -> None:
-    if node == "draft" and message is not None:
+    if node == "draft" and isinstance(message, AIMessage):
         print(f"[draft] query: {message.tool_calls[0]['args'].get('answer')}", flush=True)
     elif node == "execute_tool":
         outcome = ToolOutcome.model_validate(update["outcomes"][-1])
@@ -49,7 +48,7 @@ def print_step(step: int, node: str, message: BaseMessage | None, update: dict[s
             print(
                 f"[execute {step}] {len(outcome.rows)}{more} row(s) {outcome.columns}: {outcome.rows[:3]}", flush=True
             )
-    elif node == "revise" and message is not None:
+    elif node == "revise" and isinstance(message, AIMessage):
         args = message.tool_calls[0]["args"]
         print(f"[revise {step}] score: {args.get('score')!r}; next query: {args.get('revised_query')}", flush=True)
         if update.get("notice"):
@@ -58,27 +57,12 @@ def print_step(step: int, node: str, message: BaseMessage | None, update: dict[s
                 "the revised query runs next",
                 flush=True,
             )
-    elif update.get("stop_reason") == "model_error":
+    elif node in ("draft", "revise") and update.get("stop_reason") == "model_error":
         print(f"[{node}] the model's reply could not be used: {update.get('error')}", flush=True)
 
 
-def print_result(result: ReflexionAgentResult) -> None:
-    print(
-        f"\nStopped: {result.stop_reason} after {result.steps} step(s); score {result.score}; "
-        f"{result.usage.llm_calls} model call(s), {result.usage.total_tokens} tokens."
-    )
-    if result.answer is None:
-        print(f"No query was executed. {result.error or ''}")
-        return
-    print(f"Answer query: {result.answer}")
-    if result.tool_result is None:
-        print(f"It failed: {result.error}")
-        return
-    print(f"Rows ({len(result.tool_result)}{'+, truncated' if result.truncated else ''}), columns {result.columns}:")
-    for row in result.tool_result[:MAX_ROWS_PRINTED]:
-        print("  " + json.dumps(row, ensure_ascii=False, default=str))
-    if len(result.tool_result) > MAX_ROWS_PRINTED:
-        print(f"  ... {len(result.tool_result) - MAX_ROWS_PRINTED} more")
+def print_result(result: RunResult) -> None:
+    print("\n" + result.summary())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     print_result(result)
     if result.stop_reason == "tool_unavailable":
         return EXIT_DATABASE
-    return EXIT_ANSWERED if result.tool_result is not None else EXIT_NO_ANSWER
+    return EXIT_ANSWERED if result.answered else EXIT_NO_ANSWER
 
 
 if __name__ == "__main__":

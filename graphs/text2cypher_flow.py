@@ -13,25 +13,27 @@ class gives the builder the steps as nodes bound to the run's model, database an
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, cast
 
+from langchain_core.messages import BaseMessage
 from langgraph.graph.state import CompiledStateGraph
+from typing_extensions import Unpack
 
+from graphs.runner import ResumeOptions, Runner, RunOptions
 from graphs.text2cypher_builders import FLOW_BUILDERS, Node, Step, Wiring
 from graphs.text2cypher_builders import FLOWS as FLOWS  # the registry's names; the CLI takes them from here
-from nodes.checkpoints import DURABLE, paused_on, resolve_checkpointer, resume_plan
-from nodes.graphdb.connect import open_database, opened
+from nodes.checkpoints import DURABLE, resolve_checkpointer
+from nodes.graphdb.connect import opened
 from nodes.graphdb.demo_data import is_movies_graph
-from nodes.graphdb.locations import default_connection_args, run_database_args
 from nodes.graphdb.protocol import GraphDatabase, graph_exists
+from nodes.graphdb.run_databases import RunDatabases
 from nodes.keyed_cache import KeyedCache
 from nodes.models.resolve import chat_model_from_env, resolve_chat_model
+from nodes.models.wire import without_surrogates
 from nodes.run_context import (
     APPROVAL_ENV,
-    checked_context,
     current_context,
     env_flag,
     lower,
@@ -59,7 +61,7 @@ logger = logging.getLogger(__name__)
 
 #: `seed_examples`' default: the movies examples, for the movies demo graph only.
 DEMO_EXAMPLES: Any = Path("<the movies examples, for the movies graph only>")
-DEFAULT_MAX_LLM_CALLS = 12
+RECURSION_LIMIT = 100  # the planner's rounds of parallel sub-queries fit well within it
 RUN_LIMITS = ("max_llm_calls", "max_retries", "row_cap", "query_timeout")  # a run's context may lower each
 
 
@@ -117,22 +119,15 @@ class Text2CypherFlow:
         self._database, self._fewshots, self.seed_examples, self.embed = database, fewshots, seed_examples, embed
         approval = settings.require_approval
         self.limits = {
-            "max_retries": settings.max_retries,
-            "max_llm_calls": settings.max_llm_calls,
-            "row_cap": settings.row_cap,
-            "query_timeout": settings.query_timeout,
-            "few_shot_k": settings.few_shot_k,
-            "schema_chars": settings.schema_chars,
-            "learn": settings.learn,
-            "cache_seconds": settings.cache_seconds,
+            **settings.model_dump(),
             "require_approval": env_flag(APPROVAL_ENV) if approval is None else approval,
-            "map_values": settings.map_values,
         }
         self.checkpointer = resolve_checkpointer(checkpointer_setting(checkpointer))
         self._contexts = KeyedCache()  # one FlowContext per (model, database, limits) a run asks for
-        self._databases = KeyedCache()  # databases opened here, by connection arguments
+        self.databases = RunDatabases(self.connection_args, database)  # the flow's, and those runs name
+        self.runner: Runner[Text2CypherResult] = Runner(self)
         self._stores = KeyedCache()  # one example store per database
-        self._graph: CompiledStateGraph | None = None
+        self._graph: CompiledStateGraph[Any, Any, Any, Any] | None = None
 
     # -- dependencies, made on first use so a graph compiles with no model or database --
 
@@ -158,15 +153,8 @@ class Text2CypherFlow:
         return limits
 
     def _make_context(self, run: Text2CypherContext, limits: dict[str, Any]) -> FlowContext:
-        args = run_database_args(
-            run, self.connection_args, given_object=self._database is not None, own_db=self._database
-        )
-        if args is None and self._database is not None:
-            db = self._database
-        else:
-            args = args or self.connection_args or default_connection_args()
-            key = repr(sorted(args.items()))
-            db = self._databases.get(key, lambda: opened(lambda: open_database(args), args))
+        db = self.databases.for_run(run)
+        args = self.databases.args_for(run) or (None if self._database is not None else self.connection_args)
         store = self._fewshots if isinstance(self._fewshots, (FewShotStore, MemoryFewShotStore)) else None
         if self._fewshots is True:
             # keyed by the object (no id reuse); it lists the server's graphs: the first command that a
@@ -237,21 +225,36 @@ class Text2CypherFlow:
     def build_graph(self) -> CompiledStateGraph[Any, Any, Any, Any]:
         """The graph the flow's builder wires, over this flow's nodes."""
         graph = FLOW_BUILDERS[self.flow].build(Wiring(start=self._start, node=self._node))
-        return graph.compile(checkpointer=self.checkpointer, name=f"text2cypher_{self.flow}")
+        return graph.compile(checkpointer=self.checkpointer, name=self.graph_name)
 
     @property
-    def graph(self) -> CompiledStateGraph:
+    def graph(self) -> CompiledStateGraph[Any, Any, Any, Any]:
         if self._graph is None:
             self._graph = self.build_graph()
         return self._graph
 
-    # -- running ---------------------------------------------------------------
+    # -- running (`graphs.runner.RunTarget`) -----------------------------------------
 
-    def _config(self, thread_id: str | None) -> dict[str, Any]:
-        config: dict[str, Any] = {"recursion_limit": 100}
-        if self.checkpointer is not None:
-            config["configurable"] = {"thread_id": thread_id or uuid.uuid4().hex}
-        return config
+    context_schema = Text2CypherContext
+
+    @property
+    def graph_name(self) -> str:
+        return f"text2cypher_{self.flow}"
+
+    def question_input(self, question: str) -> dict[str, Any]:
+        return {"question": text_question(question)}
+
+    def recursion_limit(self, steps: int | None = None) -> int:
+        return RECURSION_LIMIT
+
+    def result_of(self, state: dict[str, Any]) -> Text2CypherResult:
+        return self.result(state)
+
+    def log_step(self, step: int, node: str, message: BaseMessage | None) -> None:
+        """The flows report progress as events (`on_event`), not as step messages."""
+
+    def log_result(self, result: Text2CypherResult) -> None:
+        logger.info("text2cypher_%s: %s (%s)", self.flow, result.stop_reason, without_surrogates(str(result.answer)))
 
     def result(self, state: dict[str, Any]) -> Text2CypherResult:
         """The typed result of a finished run's state."""
@@ -274,89 +277,26 @@ class Text2CypherFlow:
             error=state.get("error"),
         )
 
-    def _finished(self, state: dict[str, Any], config: dict[str, Any], pending: Any = None) -> Text2CypherResult:
-        result = self.result(state)
-        extra: dict[str, Any] = {"thread_id": config.get("configurable", {}).get("thread_id")}
-        if pending is not None:
-            extra.update(stop_reason="awaiting_approval", pending_approval=pending)
-        return result.model_copy(update=extra)
-
-    def _stream(
-        self, inputs: Any, thread_id: str | None, context: dict[str, Any] | None
-    ) -> Iterator[dict[str, Any] | Text2CypherResult]:
-        state: dict[str, Any] = {}
-        pending = None
-        config = self._config(thread_id)
-        context = checked_context(Text2CypherContext, context)
-        for mode, chunk in self.graph.stream(
-            inputs, config, stream_mode=["custom", "values", "updates"], context=context
-        ):
-            if mode == "custom":
-                yield chunk
-            elif mode == "values":
-                state = chunk
-            else:
-                pending = paused_on(chunk) or pending
-        yield self._finished(state, config, pending)
-
-    def stream(
-        self, question: str, *, thread_id: str | None = None, context: dict[str, Any] | None = None
-    ) -> Iterator[dict[str, Any] | Text2CypherResult]:
+    def stream(self, question: str, **options: Unpack[RunOptions]) -> Iterator[dict[str, Any] | Text2CypherResult]:
         """Each step's progress event (`{"label", "payload"}`) as it happens, then the result.
         `context` holds this run's settings (`Text2CypherContext`: model, database, limits, approval)."""
-        return self._stream({"question": text_question(question)}, thread_id, context)
+        return self.runner.events(self.question_input(question), **options)
 
-    def ask(
-        self,
-        question: str,
-        *,
-        thread_id: str | None = None,
-        on_event: Callable[[dict[str, Any]], None] | None = None,
-        context: dict[str, Any] | None = None,
-    ) -> Text2CypherResult:
+    def ask(self, question: str, **options: Unpack[RunOptions]) -> Text2CypherResult:
         """Answer `question`; `on_event` receives each progress event."""
-        return self._drain(self.stream(question, thread_id=thread_id, context=context), on_event)
+        return self.runner.ask(question, **options)
 
-    @staticmethod
-    def _drain(
-        events: Iterator[dict[str, Any] | Text2CypherResult], on_event: Callable[[dict[str, Any]], None] | None
-    ) -> Text2CypherResult:
-        for item in events:
-            if isinstance(item, Text2CypherResult):
-                return item
-            if on_event is not None:
-                on_event(item)
-        raise AssertionError("the stream ended without a result")  # pragma: no cover - stream always ends with one
+    async def aask(self, question: str, **options: Unpack[RunOptions]) -> Text2CypherResult:
+        """`ask`, from async code: model calls are awaited, the database steps run in worker threads."""
+        return await self.runner.aask(question, **options)
 
-    def resume(
-        self,
-        thread_id: str,
-        approval: Any = None,
-        *,
-        on_event: Callable[[dict[str, Any]], None] | None = None,
-        context: dict[str, Any] | None = None,
-    ) -> Text2CypherResult:
+    def resume(self, thread_id: str, approval: Any = None, **options: Unpack[ResumeOptions]) -> Text2CypherResult:
         """Continue the run stored in `thread_id` from its last saved step (after a crash, or with
         `approval` after a pause for approval); a finished run returns its result again."""
-        inputs, finished = resume_plan(self.graph, self.checkpointer, thread_id, approval, f"text2cypher_{self.flow}")
-        if finished is not None:
-            return self._finished(finished, self._config(thread_id))
-        return self._drain(self._stream(inputs, thread_id, context), on_event)
-
-    async def aask(
-        self, question: str, *, thread_id: str | None = None, context: dict[str, Any] | None = None
-    ) -> Text2CypherResult:
-        """`ask`, from async code: the graph runs its steps in worker threads."""
-        config = self._config(thread_id)
-        state = await self.graph.ainvoke(
-            {"question": text_question(question)}, config, context=checked_context(Text2CypherContext, context)
-        )
-        return self._finished(state, config, paused_on(state))
+        return self.runner.resume(thread_id, approval, **options)
 
     def close(self) -> None:
         """Close the databases this flow opened."""
-        for db in self._databases.values():
-            db.close()
-        self._databases.clear()
+        self.databases.close()
         self._stores.clear()
         self._contexts.clear()

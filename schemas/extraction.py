@@ -1,7 +1,9 @@
-"""Attempts and results of the structured-output reflection agent, and the example models of the reflection-workflow write-up (cars)."""
+"""Attempts and results of the structured-output reflection agent, and the example models of the
+reflection-workflow write-up (cars)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -35,6 +37,12 @@ class ExtractionResult(RunResult):
     @property
     def answered(self) -> bool:
         return self.ok
+
+    def summary(self) -> str:
+        if not self.ok:
+            return f"Stopped: {self.stop_reason}\nNo valid output: {self.error}"
+        value = self.value.model_dump(mode="json") if isinstance(self.value, BaseModel) else self.value
+        return f"Stopped: {self.stop_reason}\n{json.dumps(value, ensure_ascii=False, indent=1)}"
 
 
 class Car(BaseModel):

@@ -34,7 +34,7 @@ class QueryResult(BaseModel):
 
     def records(self) -> list[dict[str, Any]]:
         """Rows as dictionaries keyed by column name."""
-        return [dict(zip(self.columns, row)) for row in self.rows]
+        return [dict(zip(self.columns, row, strict=False)) for row in self.rows]
 
 
 class PropertyInfo(BaseModel):

@@ -65,3 +65,7 @@ class ReActResult(RunResult):
     @property
     def answered(self) -> bool:
         return self.finished
+
+    def summary(self) -> str:
+        sources = f"\nsources: {', '.join(self.sources)}" if self.sources else ""
+        return f"Stopped: {self.stop_reason}\n{self.answer}{sources}"

@@ -5,6 +5,7 @@ Routers read the typed fields here; they never re-parse message text.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -28,6 +29,9 @@ StopReason = Literal[
 """The engine's own stop reasons. An agent with reasons of its own (ReAct's `finished`, extraction's
 `validated`, the reviewer's `rejected`) declares them in its own schema as
 `Literal[StopReason, "its_reason"]`; the engine carries them as text in the state."""
+
+
+ROWS_SHOWN = 15  # rows a summary prints
 
 
 class TokenUsage(BaseModel):
@@ -132,6 +136,39 @@ class ReflexionAgentResult(RunResult):
     def answered(self) -> bool:
         """An action ran and gave a result (possibly empty rows); None when nothing usable ran."""
         return self.tool_result is not None
+
+    @property
+    def query(self) -> str | None:
+        return self.answer
+
+    @property
+    def query_rows(self) -> list[list[Any]]:
+        return self.tool_result or []
+
+    @property
+    def query_ran(self) -> bool:
+        return self.tool_result is not None
+
+    @property
+    def queries_tried(self) -> int:
+        return self.steps
+
+    def summary(self) -> str:
+        lines = [
+            f"Stopped: {self.stop_reason} after {self.steps} step(s); score {self.score}; "
+            f"{self.usage.llm_calls} model call(s), {self.usage.total_tokens} tokens."
+        ]
+        if self.answer is None:
+            return "\n".join([*lines, f"No query was executed. {self.error or ''}"])
+        lines.append(f"Answer query: {self.answer}")
+        if self.tool_result is None:
+            return "\n".join([*lines, f"It failed: {self.error}"])
+        more = "+, truncated" if self.truncated else ""
+        lines.append(f"Rows ({len(self.tool_result)}{more}), columns {self.columns}:")
+        lines += ["  " + json.dumps(row, ensure_ascii=False, default=str) for row in self.tool_result[:ROWS_SHOWN]]
+        if len(self.tool_result) > ROWS_SHOWN:
+            lines.append(f"  ... {len(self.tool_result) - ROWS_SHOWN} more")
+        return "\n".join(lines)
 
 
 @dataclass

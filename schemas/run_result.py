@@ -3,7 +3,7 @@ the evaluation read, whichever agent or flow made the result."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -11,6 +11,9 @@ from pydantic import BaseModel, Field
 class RunResult(BaseModel):
     """The thread a run lives in, the query it paused on, and whether it produced an answer."""
 
+    stop_reason: str | None = Field(
+        default=None, description="Why the run stopped (each result type lists its reasons)."
+    )
     thread_id: str | None = Field(
         default=None, description="The checkpointed thread; resume or continue it by this id."
     )
@@ -22,3 +25,28 @@ class RunResult(BaseModel):
     def answered(self) -> bool:
         """Whether the run produced the answer it was asked for (each result type says what that is)."""
         raise NotImplementedError(f"{type(self).__name__} does not say when it has answered")
+
+    def summary(self) -> str:
+        """The result in plain words, as the command line prints it (each result type says it)."""
+        raise NotImplementedError(f"{type(self).__name__} has no summary")
+
+
+class QueryAnswer(Protocol):
+    """What a question answered with a database query comes to, for the evaluation to score:
+    the knowledge-graph agent's result and the text-to-Cypher flows' result both say it."""
+
+    @property
+    def query(self) -> str | None:
+        """The query the answer is based on."""
+        ...
+
+    @property
+    def query_rows(self) -> list[list[Any]]: ...
+
+    @property
+    def query_ran(self) -> bool:
+        """The answer's query ran without an error."""
+        ...
+
+    @property
+    def queries_tried(self) -> int: ...

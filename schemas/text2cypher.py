@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field, field_validator
 from typing_extensions import TypedDict
 
 from schemas.reflexion import TokenUsage
+from schemas.run_result import RunResult
 
 #: The flows' names; each has a builder in `graphs.text2cypher_builders.FLOW_BUILDERS`, checked on import.
 Flow = Literal["naive", "retry", "retry_evaluate", "planner"]
@@ -159,7 +160,7 @@ class Text2CypherOutput(TypedDict, total=False):
     error: str | None
 
 
-class Text2CypherResult(BaseModel):
+class Text2CypherResult(RunResult):
     """The end of one question: the answer, what it is based on, and why the flow stopped."""
 
     answer: str | None
@@ -177,5 +178,27 @@ class Text2CypherResult(BaseModel):
     )
     usage: TokenUsage = Field(default_factory=TokenUsage)
     error: str | None = None
-    thread_id: str | None = Field(default=None, description="The checkpointed thread; resume it by this id.")
-    pending_approval: dict[str, Any] | None = Field(default=None, description="The query a paused run waits on.")
+
+    @property
+    def answered(self) -> bool:
+        return self.stop_reason == "answered"
+
+    @property
+    def query(self) -> str | None:
+        return self.cypher
+
+    @property
+    def query_rows(self) -> list[list[Any]]:
+        return self.rows
+
+    @property
+    def query_ran(self) -> bool:
+        tried = self.attempts or [s.attempt for s in self.subanswers]
+        return any(a.cypher == self.cypher and a.error is None for a in tried)
+
+    @property
+    def queries_tried(self) -> int:
+        return len(self.attempts) or len(self.subanswers)
+
+    def summary(self) -> str:
+        return f"Stopped: {self.stop_reason}\n{self.answer or self.error or ''}"

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from tests.conftest import TOM_HANKS_QUERY
+from tests.helpers import TOM_HANKS_QUERY
 from tests.openai_stub import StubReply, tool_names
 
 _CALL_ID = re.compile(r"call_[0-9a-f]{12}")

@@ -18,8 +18,8 @@ from graphs.kg_query_agent import KGQueryReflexionAgent
 from graphs.text2cypher_flow import Text2CypherFlow
 from nodes.graphdb import FalkorDBGraph
 from schemas.errors import GraphDatabaseError
-from tests.conftest import TOM_HANKS_QUERY, draft, make_agent, revise
 from tests.flow_script import flow_model
+from tests.helpers import TOM_HANKS_QUERY, draft, make_agent, revise
 
 FULLTEXT = "db.idx.fulltext.createNodeIndex"
 WRITE_FORMS = [

@@ -17,8 +17,8 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.output_parsers import PydanticToolsParser
 
-from graphs.kg_query_agent import GenerateQuery, KGQueryReflexionAgent, ReviseQuery
 from graphs.engine import ResponderWithRetries
+from graphs.kg_query_agent import GenerateQuery, KGQueryReflexionAgent, ReviseQuery
 
 DRAFT = "MATCH (g:gene {name: 'EOMES'})-[:regulate]->(c:gene) RETURN DISTINCT c.name LIMIT 5"
 WIDER = "MATCH (g:gene {name: 'EOMES'})-[]->(c) RETURN DISTINCT c.name, labels(c) LIMIT 5"

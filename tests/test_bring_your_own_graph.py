@@ -13,7 +13,7 @@ import pytest
 from graphs.cli import main
 from nodes.graphdb import FalkorDBGraph
 from nodes.graphdb.demo_data import SHOP_CYPHER, SHOP_DIR
-from tests.conftest import graph_fingerprint
+from tests.helpers import graph_fingerprint
 from tests.loopback import LoopbackServer
 
 SHOP_NODES = {"Category": 6, "Customer": 40, "Order": 150, "Product": 60, "Supplier": 8}
@@ -141,7 +141,8 @@ def test_examples_are_checked_read_only_before_they_are_stored_for_their_graph(
     examples = tmp_path / "examples.csv"
     examples.write_text(
         "question,cypher\n"
-        "Which products are in Bakery?,MATCH (p:Product)-[:PART_OF]->(:Category {categoryName: 'Bakery'}) RETURN p.productName\n"
+        "Which products are in Bakery?,"
+        "MATCH (p:Product)-[:PART_OF]->(:Category {categoryName: 'Bakery'}) RETURN p.productName\n"
         "How many orders are there?,MATCH (o:Order) RETURN count(o)\n"
         "Broken,MATCH (p:Product RETURN p\n"
         "Sneaky,MATCH (p:Product) DETACH DELETE p\n"
@@ -214,7 +215,7 @@ def test_a_script_with_nothing_to_run_and_one_the_database_would_read_files_for(
     assert "statement 1 (line 1" in capsys.readouterr().err
 
 
-NORTHWIND_STYLE = """// The product catalogue, imported the way Neo4j's Northwind guide does (Neo4j 3.x syntax included).
+NORTHWIND_STYLE = """// The product catalogue, imported as Neo4j's Northwind guide does (Neo4j 3.x syntax included).
 LOAD CSV WITH HEADERS FROM "https://example.net/northwind/products.csv" AS row
 CREATE (n:Product)
 SET n = row,
@@ -253,10 +254,14 @@ def test_a_script_in_the_style_of_neo4j_northwind_guide_loads(data_dir, falkordb
         "3,Aniseed Syrup,1,2,12 - 550 ml bottles,10,13,25,0\n4,Chef Anton's Gumbo Mix,2,2,36 boxes,21.35,0,0,1\n"
     )
     (tmp_path / "categories.csv").write_text(
-        'categoryID,categoryName,description\n1,Beverages,"Soft drinks, coffees, teas"\n2,Condiments,"Sauces, spreads"\n'
+        "categoryID,categoryName,description\n"
+        '1,Beverages,"Soft drinks, coffees, teas"\n'
+        '2,Condiments,"Sauces, spreads"\n'
     )
     (tmp_path / "suppliers.csv").write_text(
-        "supplierID,companyName,city,region,postalCode\n1,Exotic Liquids,London,NULL,EC1 4SD\n2,Cajun Delights,New Orleans,LA,70117\n"
+        "supplierID,companyName,city,region,postalCode\n"
+        "1,Exotic Liquids,London,NULL,EC1 4SD\n"
+        "2,Cajun Delights,New Orleans,LA,70117\n"
     )
     name = unique("northwind")
     assert main(["--data-dir", data_dir, "load", str(tmp_path / "northwind.cypher"), "--graph", name]) == 0

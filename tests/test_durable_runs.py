@@ -14,8 +14,8 @@ from graphs.text2cypher_flow import Text2CypherFlow
 from nodes.checkpoints import ThreadedSqliteSaver, durable_checkpointer
 from nodes.models import ScriptedChatModel
 from schemas.errors import ConfigurationError
-from tests.conftest import EMPTY_QUERY, TOM_HANKS_QUERY, draft, graph_fingerprint, make_agent, revise
 from tests.flow_script import flow_model
+from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, graph_fingerprint, make_agent, revise
 from tests.openai_stub import OpenAIStub
 
 MATRIX = "MATCH (m:Movie {title: 'The Matrix'})<-[:DIRECTED]-(p:Person) RETURN p.name AS director"
@@ -75,7 +75,7 @@ def test_an_interrupted_run_resumes_from_its_last_step_without_redoing_it(movies
 
 
 def test_approval_pauses_before_the_query_and_approve_runs_it(movies_db):
-    agent, model = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise("unused", 9)], require_approval=True)
+    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise("unused", 9)], require_approval=True)
     paused = agent.execute("Tom Hanks movies?")
     assert paused.stop_reason == "awaiting_approval" and paused.tool_result is None
     assert paused.pending_approval["query"] == TOM_HANKS_QUERY and paused.pending_approval["step"] == 1

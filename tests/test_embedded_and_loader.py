@@ -78,6 +78,6 @@ def test_a_script_that_is_not_utf8_is_a_configuration_error_naming_it(movies_db,
 
     script = tmp_path / "latin1.cypher"
     script.write_bytes("CREATE (:Person {name: 'José'})".encode("latin-1"))
-    with pytest.raises(ConfigurationError, match="latin1.cypher is not UTF-8"):
+    with pytest.raises(ConfigurationError, match=r"latin1\.cypher is not UTF-8"):
         load_cypher_script(movies_db.sibling("latin1_check"), script)
     assert "latin1_check" not in movies_db.graphs()

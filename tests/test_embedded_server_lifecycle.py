@@ -178,7 +178,7 @@ def test_runs_naming_many_graphs_do_not_leak_connections(movies_db, falkordb_ser
 def test_a_live_agent_answers_again_after_its_embedded_server_was_killed(tmp_path):
     from graphs.kg_query_agent import KGQueryReflexionAgent
     from nodes.models import ScriptedChatModel
-    from tests.conftest import TOM_HANKS_QUERY, draft, revise
+    from tests.helpers import TOM_HANKS_QUERY, draft, revise
 
     model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, 9)] * 2)
     agent = KGQueryReflexionAgent(lambda: model, {"backend": "falkordb", "data_dir": str(tmp_path)}, checkpointer=None)

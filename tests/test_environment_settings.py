@@ -11,9 +11,8 @@ from graphs.cli import main
 from nodes.graphdb.locations import default_connection_args
 from nodes.models.resolve import chat_model_from_env
 from schemas.errors import ConfigurationError
+from tests.helpers import closed_port, kg_model
 from tests.openai_stub import OpenAIStub
-from tests.test_main_job import closed_port
-from tests.test_seed_usage import kg_model
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from graphs.evaluation import evaluate
 from nodes.evaluation.dataset import load_dataset
-from tests.conftest import graph_fingerprint
+from tests.helpers import graph_fingerprint
 
 
 def sample(step: int):

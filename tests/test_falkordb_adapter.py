@@ -6,7 +6,7 @@ import pytest
 
 from nodes.graphdb import FalkorDBGraph
 from schemas.errors import CypherSyntaxError, GraphNotFoundError, QueryError, QueryTimeoutError, WriteQueryRefusedError
-from tests.conftest import graph_fingerprint
+from tests.helpers import graph_fingerprint
 
 WRITES = {
     "CREATE": "CREATE (:Intruder {name: 'x'})",
@@ -106,7 +106,7 @@ def test_schema_lists_labels_patterns_properties_and_examples(movies_db):
 
 def test_a_graph_that_does_not_exist_is_a_clear_error(falkordb_server, movies_db):
     db = FalkorDBGraph("no_such_graph", host=falkordb_server.host, port=falkordb_server.port)
-    with pytest.raises(GraphNotFoundError, match="'no_such_graph' does not exist.*movies"):
+    with pytest.raises(GraphNotFoundError, match=r"'no_such_graph' does not exist.*movies"):
         db.query("MATCH (n) RETURN n")
     with pytest.raises(GraphNotFoundError):
         db.labels()

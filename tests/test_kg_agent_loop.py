@@ -8,11 +8,11 @@ from langchain_core.messages import AIMessage, ToolMessage
 from graphs.kg_query_agent import KGQueryReflexionAgent
 from nodes.models import ScriptedChatModel
 from schemas.errors import ConfigurationError
-from tests.conftest import EMPTY_QUERY, TOM_HANKS_QUERY, draft, make_agent, revise
+from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, make_agent, revise
 
 
 def test_non_empty_result_stops_and_returns_the_executed_rows(movies_db):
-    agent, model = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise("MATCH (n) RETURN n", score=3)])
+    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise("MATCH (n) RETURN n", score=3)])
     result = agent.execute("Which movies did Tom Hanks act in?")
     assert result.stop_reason == "non_empty_result"
     assert result.answer == TOM_HANKS_QUERY  # the executed query, not the unexecuted revision
@@ -39,7 +39,7 @@ def test_score_threshold_is_configurable(movies_db):
 
 
 def test_empty_result_loops_back_to_execute_the_revision(movies_db):
-    agent, model = make_agent(movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, score=2), revise("unused", 1)])
+    agent, _ = make_agent(movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, score=2), revise("unused", 1)])
     result = agent.execute("Which movies did Tom Hanks act in?")
     assert result.stop_reason == "non_empty_result"
     assert result.steps == 2 and result.answer == TOM_HANKS_QUERY and len(result.tool_result) == 12
@@ -118,11 +118,11 @@ def test_invalid_step_limits_are_refused_clearly(bad):
 
 
 def test_write_queries_from_the_model_never_change_the_graph(movies_db):
-    from tests.conftest import graph_fingerprint
+    from tests.helpers import graph_fingerprint
 
     before = graph_fingerprint(movies_db)
     writes = ["MATCH (n) DETACH DELETE n", "CREATE (:Hacker {name: 'x'})", "MATCH (p:Person) SET p.name = 'x'"]
-    agent, model = make_agent(
+    agent, _ = make_agent(
         movies_db, [draft(writes[0]), revise(writes[1], 1), revise(writes[2], 1), revise("u", 1)], max_steps=3
     )
     result = agent.execute("Delete everything")
@@ -141,7 +141,7 @@ def test_runaway_query_is_stopped_by_its_timeout(movies_db):
 
 
 def test_row_cap_is_reported_to_the_model_and_the_result(movies_db):
-    agent, model = make_agent(
+    agent, _ = make_agent(
         movies_db, [draft("MATCH (p:Person) RETURN p.name AS name"), revise("u", 9)], row_cap=10, rows_in_message=3
     )
     result = agent.execute("q")
@@ -155,7 +155,7 @@ def test_memory_is_a_well_formed_tool_conversation(movies_db):
     memory = model.calls[-1][1:]  # after the system prompt
     kinds = [type(m).__name__ for m in memory]
     assert kinds == ["HumanMessage", "AIMessage", "ToolMessage", "AIMessage", "ToolMessage"]
-    for ai, tool in zip(memory[1::2], memory[2::2]):
+    for ai, tool in zip(memory[1::2], memory[2::2], strict=True):
         assert isinstance(ai, AIMessage) and tool.tool_call_id == ai.tool_calls[0]["id"]
 
 
@@ -179,7 +179,8 @@ def test_kg_prompt_defaults_to_the_live_schema(movies_db):
 
 
 def test_without_trusting_non_empty_results_a_low_score_runs_the_revision(movies_db):
-    wrong = "MATCH (p:Person)-[:DIRECTED]->(m:Movie {title: 'The Matrix'}) RETURN p.name AS name"  # rows, but not the answer
+    # Rows, but not the answer.
+    wrong = "MATCH (p:Person)-[:DIRECTED]->(m:Movie {title: 'The Matrix'}) RETURN p.name AS name"
     script = [draft(wrong), revise(TOM_HANKS_QUERY, score=2), revise(TOM_HANKS_QUERY, score=9)]
     trusting, _ = make_agent(movies_db, list(script))
     assert trusting.execute("Which movies did Tom Hanks act in?").answer == wrong  # the documented rule stops at once

@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage
 from graphs.kg_query_agent import KGQueryReflexionAgent
 from nodes.models import ScriptedChatModel, tool_reply
 from schemas.errors import WriteQueryRefusedError
-from tests.conftest import EMPTY_QUERY, TOM_HANKS_QUERY, draft, make_agent, revise
+from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, make_agent, revise
 
 
 def run(movies_db, replies, **kwargs):

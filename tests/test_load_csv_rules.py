@@ -33,7 +33,8 @@ def test_without_headers_rows_are_lists_and_the_field_terminator_is_honoured():
             "UNWIND $rows AS row MERGE (n:A {id: row.id})",
         ),
         (
-            "USING PERIODIC COMMIT 500\nLOAD CSV WITH HEADERS FROM 'https://x.org/a.csv' AS line CREATE (:A {v: toInteger(line.v)})",
+            "USING PERIODIC COMMIT 500\n"
+            "LOAD CSV WITH HEADERS FROM 'https://x.org/a.csv' AS line CREATE (:A {v: toInteger(line.v)})",
             500,
             "UNWIND $rows AS line CREATE (:A {v: toInteger(line.v)})",
         ),

@@ -7,9 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import TOM_HANKS_QUERY
+from tests.helpers import TOM_HANKS_QUERY, closed_port, kg_model
 from tests.openai_stub import OpenAIStub, revision_scoring_model
-from tests.test_seed_usage import kg_model
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -92,11 +91,3 @@ def test_neo4j_uri_is_the_database_and_a_closed_port_exits_3_before_any_model_ca
             assert f"Neo4j at {uri} is unreachable" in done.stdout and "Loaded the movies graph" not in done.stdout
             assert done.stderr.strip() == ""  # the driver's own warnings are not printed on top of the error
         assert stub.requests == []
-
-
-def closed_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]

@@ -41,7 +41,7 @@ from nodes.checkpoints import durable_checkpointer, postgres_checkpointer, redac
 from nodes.graphdb import FalkorDBGraph
 from nodes.models import ScriptedChatModel
 from schemas.errors import ConfigurationError
-from tests.conftest import EMPTY_QUERY, TOM_HANKS_QUERY, draft, revise
+from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, revise
 from tests.openai_stub import OpenAIStub, tool_names
 
 REPO = Path(__file__).resolve().parent.parent

@@ -7,7 +7,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from schemas.errors import ConfigurationError
-from tests.conftest import draft, make_agent, revise
+from tests.helpers import draft, make_agent, revise
 
 QUERIES = [f"MATCH (m:Movie) RETURN m.title AS title ORDER BY title LIMIT {n}" for n in (21, 22, 23, 24)]
 
@@ -31,7 +31,8 @@ def test_by_default_the_last_two_results_are_whole_and_older_ones_keep_their_hea
     assert len(last_prompt) == 4
     assert all("[" in t.splitlines()[-1] and "not repeated" in t for t in last_prompt[:2])
     assert all(
-        t.splitlines()[0] == f"Query: {q}" and "row(s), columns: title" in t for t, q in zip(last_prompt[:2], QUERIES)
+        t.splitlines()[0] == f"Query: {q}" and "row(s), columns: title" in t
+        for t, q in zip(last_prompt[:2], QUERIES[:2], strict=True)
     )
     assert all("not repeated" not in t and len(t.splitlines()) == 22 for t in last_prompt[2:])  # header + 20 rows shown
     stored = tool_texts(memory)

@@ -26,9 +26,12 @@ def make_agent(replies, **kwargs) -> tuple[WikipediaReActAgent, ScriptedChatMode
 def test_the_notebook_run_searches_sums_and_finishes_with_its_sources_in_order():
     agent, model = make_agent(
         [
-            "Thought 1\nI need to search the series.\n\nAction 1\n<search>Percy Jackson and the Olympians TV series</search>",
-            "Thought 2\nSearch the exact title instead.\n\nAction 2\n<search>Percy Jackson and the Olympians (TV series)</search>",
-            "Thought 3\nThe trio is Walker Scobell, Leah Sava Jeffries and Aryan Simhadri.\n\nAction 3\n<search>Walker Scobell</search>",
+            "Thought 1\nI need to search the series.\n\n"
+            "Action 1\n<search>Percy Jackson and the Olympians TV series</search>",
+            "Thought 2\nSearch the exact title instead.\n\n"
+            "Action 2\n<search>Percy Jackson and the Olympians (TV series)</search>",
+            "Thought 3\nThe trio is Walker Scobell, Leah Sava Jeffries and Aryan Simhadri.\n\n"
+            "Action 3\n<search>Walker Scobell</search>",
             "Thought 4\nBorn 2009.\n\nAction 4\n<search>Leah Sava Jeffries</search>",
             "Thought 5\nBorn 2009.\n\nAction 5\n<search>Aryan Simhadri</search>",
             "Thought 6\n14 + 13 + 17 = 44.\n\nAction 6\n<finish>44</finish>",
@@ -58,7 +61,8 @@ def test_only_the_first_action_runs_and_invented_observations_are_dropped():
     agent, model = make_agent(
         [
             "Thought 1\nSearch it.\nAction 1\n<search >Milhouse",  # a malformed tag: no action
-            "Thought 1\nSearch it.\nAction 1\n<search>Milhouse\nObservation 1\nMilhouse is named after Bart.\n<finish>Bart",
+            "Thought 1\nSearch it.\nAction 1\n<search>Milhouse\n"
+            "Observation 1\nMilhouse is named after Bart.\n<finish>Bart",
             "Action 2\n<finish>Richard Nixon</finish>",
         ],
         max_calls=3,

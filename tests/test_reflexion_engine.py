@@ -1,4 +1,5 @@
-"""The abstract engine with a tool of its own: the seed's hooks are called and the loop is generic."""
+"""The abstract engine with a tool of its own: the hooks of biochatter's abstract `ReflexionAgent`
+(`_tool_function`, `_create_initial_responder`, ...) are called and the loop is generic."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """No model reply crashes a registered graph (the issue "no crash from any reply").
 
-Every graph of `langgraph.json` runs, as LangGraph server runs it (`graph.invoke` on
-the module-level graph, the model built from the environment: the real
+Every registered graph (`graphs.registry`) runs, as LangGraph server runs it (`graph.invoke`
+on the registry's graph, the model built from the environment: the real
 `langchain-openai` client, pointed at `tests/openai_stub.py`), on a copy of the
 movies graph in the session's embedded FalkorDB. The model is `FuzzModel`
 (`tests/reply_fuzz.py`): seeded replies, about half of them broken; the Wikipedia
@@ -19,19 +19,17 @@ REFLEXION_FUZZ_RUNS=1`, replays exactly that run.
 
 from __future__ import annotations
 
-import importlib
-import json
 import os
 import time
 import traceback
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, get_args
 
 import pytest
 from langchain_core.messages import HumanMessage
 
+from graphs import registry
 from nodes.graphdb import FalkorDBGraph
 from nodes.graphdb.run_databases import RunDatabases
 from nodes.keyed_cache import KeyedCache
@@ -42,7 +40,7 @@ from schemas.extraction import ExtractionStopReason
 from schemas.kg_query import KGQueryStopReason
 from schemas.react import ReActStopReason
 from schemas.text2cypher import FlowStopReason
-from tests.conftest import graph_fingerprint
+from tests.helpers import graph_fingerprint
 from tests.openai_stub import OpenAIStub
 from tests.reply_fuzz import FuzzModel
 from tests.wikipedia_stub import MediaWikiStub
@@ -51,7 +49,6 @@ SWEEP = bool(os.environ.get("REFLEXION_FUZZ_RUNS"))  # a sweep prints its report
 RUNS = int(os.environ.get("REFLEXION_FUZZ_RUNS") or 96)
 SEED = int(os.environ.get("REFLEXION_FUZZ_SEED") or 1040)
 FUZZ_GRAPH = "movies_fuzz"
-LANGGRAPH_JSON = Path(__file__).resolve().parents[1] / "langgraph.json"
 QUESTIONS = {
     "kg_reflexion": "Which movies did Tom Hanks act in?",
     "react_wikipedia": "Who was Milhouse named after?",
@@ -64,14 +61,8 @@ SUCCEEDED = {"finished", "validated", "answered", "score_threshold", "non_empty_
 
 
 def registered() -> dict[str, tuple[Any, Any]]:
-    """Each graph of langgraph.json by name: (the compiled graph, the agent or flow object beside it)."""
-    found = {}
-    for name, spec in json.loads(LANGGRAPH_JSON.read_text())["graphs"].items():
-        module_name, attribute = spec.split(":")
-        module = importlib.import_module(module_name)
-        owner = getattr(module, "agent", None) or getattr(module, attribute.removesuffix("_graph"))
-        found[name] = (getattr(module, attribute), owner)
-    return found
+    """Each registered graph by name: (the compiled graph, the agent or flow object behind it)."""
+    return {name: (registry.graph(name), registry.agent(name)) for name in registry.names()}
 
 
 def fresh(owner: Any, monkeypatch: pytest.MonkeyPatch, wikipedia_api: str) -> None:

@@ -15,7 +15,7 @@ from nodes.models import ScriptedChatModel
 from nodes.reflexion.scoring import parse_score
 from schemas.errors import WriteQueryRefusedError
 from schemas.kg_query import GenerateQuery
-from tests.conftest import EMPTY_QUERY, TOM_HANKS_QUERY, draft, revise
+from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, revise
 
 MEG_RYAN_QUERY = TOM_HANKS_QUERY.replace("Tom Hanks", "Meg Ryan")
 

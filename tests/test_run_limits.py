@@ -23,8 +23,8 @@ from graphs.text2cypher_flow import Text2CypherFlow
 from nodes.checkpoints import ThreadedSqliteSaver
 from nodes.models import ScriptedChatModel
 from schemas.errors import ConfigurationError
-from tests.conftest import EMPTY_QUERY, TOM_HANKS_QUERY, draft, graph_fingerprint, revise
 from tests.flow_script import flow_model
+from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, graph_fingerprint, revise
 from tests.openai_stub import OpenAIStub
 
 ROOT = Path(__file__).resolve().parents[1]

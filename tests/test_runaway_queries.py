@@ -5,13 +5,14 @@ is started with a small per-query memory cap before anything large is asked of i
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
 from nodes.graphdb import FalkorDBGraph
 from nodes.graphdb.embedded import EmbeddedFalkorDB
 from schemas.errors import CypherSyntaxError, QueryError
-from tests.conftest import TOM_HANKS_QUERY, draft, make_agent, revise
+from tests.helpers import TOM_HANKS_QUERY, draft, make_agent, revise
 
 
 def nested(levels: int) -> str:
@@ -52,7 +53,8 @@ def test_a_query_past_the_memory_cap_fails_and_the_server_answers_at_once(tmp_pa
         answered = time.perf_counter()
         assert db.query("MATCH (n) RETURN count(n)").rows == [[1]]
         assert time.perf_counter() - answered < 0.5
-        peak_mb = int(open(f"/proc/{server.pid}/status").read().split("VmHWM:")[1].split()[0]) // 1024
+        status = Path(f"/proc/{server.pid}/status").read_text()
+        peak_mb = int(status.split("VmHWM:")[1].split()[0]) // 1024
         assert peak_mb < 1024
     finally:
         server.stop()
@@ -60,7 +62,7 @@ def test_a_query_past_the_memory_cap_fails_and_the_server_answers_at_once(tmp_pa
 
 def test_the_agent_tells_the_model_and_goes_on(movies_db):
     runaway = "UNWIND range(1, 1000000000) AS x RETURN count(x)"
-    agent, model = make_agent(
+    agent, _ = make_agent(
         movies_db, [draft(runaway), revise(TOM_HANKS_QUERY, 3), revise(TOM_HANKS_QUERY, 9)], checkpointer=None
     )
     result = agent.execute("How many numbers are there?")

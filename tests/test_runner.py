@@ -15,7 +15,7 @@ from nodes.tools.arithmetic import ARITHMETIC_TOOLS
 from schemas.errors import ConfigurationError
 from schemas.extraction import CarCollection
 from schemas.run_result import RunResult
-from tests.conftest import TOM_HANKS_QUERY, draft, make_agent, revise
+from tests.helpers import TOM_HANKS_QUERY, draft, make_agent, revise
 
 CARS = {"cars": [{"brand": "Fiat", "model": "Panda", "power": 45}]}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from langchain_openai import ChatOpenAI
 
 from graphs.kg_query_agent import KGQueryReflexionAgent
-from tests.conftest import TOM_HANKS_QUERY, draft, make_agent, revise
+from tests.helpers import TOM_HANKS_QUERY, draft, make_agent, revise
 from tests.openai_stub import OpenAIStub, revision_scoring_model
 
 BROKEN = "MATCH (p:Person {name: 'Tom Hanks'})-[:ACTED_IN]->(m:Movie RETURN m.title"
@@ -58,7 +58,7 @@ def test_a_high_score_on_a_successful_result_ends_the_run_whatever_it_judged(mov
 
 
 def test_after_an_error_a_high_scored_repeat_is_not_run_and_the_model_is_told_so(movies_db):
-    from tests.conftest import EMPTY_QUERY
+    from tests.helpers import EMPTY_QUERY
 
     script = [
         draft(EMPTY_QUERY),

@@ -15,7 +15,7 @@ from nodes.evaluation.dataset import load_dataset
 from nodes.graphdb.demo_data import SHOP_QUESTIONS_CSV
 from nodes.models import ScriptedChatModel, tool_reply
 from nodes.text2cypher.fewshots import SEED_EXAMPLES
-from tests.conftest import graph_fingerprint
+from tests.helpers import graph_fingerprint
 
 MOVIES_EXAMPLE_QUESTIONS = [row["question"] for row in csv.DictReader(SEED_EXAMPLES.open(encoding="utf-8"))]
 SEAFOOD = "MATCH (p:Product)-[:PART_OF]->(:Category {categoryName: 'Seafood'}) RETURN p.productName AS product"

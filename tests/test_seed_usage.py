@@ -1,35 +1,15 @@
-"""The seed's documented usage, as written there, through the real ChatOpenAI client and a local stub."""
+"""biochatter's documented usage of `KGQueryReflexionAgent` and `BioCypherPromptEngine`, as its
+reflexion-agent docs write it, through the real ChatOpenAI client and a local stub."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from langchain_openai import ChatOpenAI
 
 from graphs.kg_query_agent import KGQueryReflexionAgent
 from nodes.graphdb.demo_data import MOVIES_SCHEMA_CONFIG
 from nodes.prompts import BioCypherPromptEngine, schema_from_biocypher
-from tests.conftest import EMPTY_QUERY, TOM_HANKS_QUERY
-from tests.openai_stub import OpenAIStub, tool_names
-
-
-def kg_model(request: dict[str, Any]) -> dict[str, Any]:
-    """Drafts an empty-result query, then revises to the right one and scores it."""
-    tool_results = [m for m in request["messages"] if m["role"] == "tool"]
-    if "GenerateQuery" in tool_names(request):
-        return {
-            "tool": "GenerateQuery",
-            "args": {"answer": EMPTY_QUERY, "reflection": "guess", "search_queries": ["Tom Hanks"]},
-        }
-    if len(tool_results) == 1:
-        return {
-            "tool": "ReviseQuery",
-            "args": {"answer": EMPTY_QUERY, "reflection": "wrong name", "revised_query": TOM_HANKS_QUERY, "score": "2"},
-        }
-    return {
-        "tool": "ReviseQuery",
-        "args": {"answer": TOM_HANKS_QUERY, "reflection": "good", "revised_query": TOM_HANKS_QUERY, "score": "9/10"},
-    }
+from tests.helpers import TOM_HANKS_QUERY, kg_model
+from tests.openai_stub import OpenAIStub
 
 
 def test_biocypher_schema_config_becomes_a_kg_prompt():

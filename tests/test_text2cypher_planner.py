@@ -13,8 +13,14 @@ from nodes.text2cypher.fewshots import FewShotStore
 from tests.flow_script import asked, flow_model
 
 OK = {"answerable": True, "reason": "people and movies"}
-HANKS_2000S = "MATCH (p:Person {name: 'Tom Hanks'})-[:ACTED_IN]->(m:Movie) WHERE m.released >= 2000 AND m.released < 2010 RETURN m.title AS title"
-CRUISE_2000S = "MATCH (p:Person {name: 'Tom Cruise'})-[:ACTED_IN]->(m:Movie) WHERE m.released >= 2000 AND m.released < 2010 RETURN m.title AS title"
+HANKS_2000S = (
+    "MATCH (p:Person {name: 'Tom Hanks'})-[:ACTED_IN]->(m:Movie) "
+    "WHERE m.released >= 2000 AND m.released < 2010 RETURN m.title AS title"
+)
+CRUISE_2000S = (
+    "MATCH (p:Person {name: 'Tom Cruise'})-[:ACTED_IN]->(m:Movie) "
+    "WHERE m.released >= 2000 AND m.released < 2010 RETURN m.title AS title"
+)
 
 
 @pytest.fixture

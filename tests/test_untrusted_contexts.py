@@ -3,6 +3,7 @@ or its connections, anywhere the operator did not configure, nor create anything
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import uuid
@@ -13,8 +14,8 @@ from graphs.kg_query_agent import KGQueryReflexionAgent
 from graphs.text2cypher_flow import Text2CypherFlow
 from nodes.graphdb.locations import connection_args_from_url
 from schemas.errors import ConfigurationError
-from tests.conftest import TOM_HANKS_QUERY, draft, make_agent, revise
 from tests.flow_script import flow_model
+from tests.helpers import TOM_HANKS_QUERY, draft, make_agent, revise
 
 
 class Listener:
@@ -39,10 +40,8 @@ class Listener:
                 continue
             self.connections += 1
             conn.settimeout(0.5)
-            try:
+            with contextlib.suppress(OSError):
                 self.received += conn.recv(65536)
-            except OSError:
-                pass
             conn.close()
 
     def __enter__(self) -> Listener:

@@ -34,9 +34,9 @@ from nodes.tools.wikipedia_backends import LocalCorpus, MediaWikiAPI
 from schemas.errors import CypherSyntaxError
 from schemas.extraction import CarCollection
 from schemas.kg_query import GenerateQuery
-from tests.conftest import TOM_HANKS_QUERY, graph_fingerprint
+from tests.helpers import TOM_HANKS_QUERY, graph_fingerprint
+from tests.neo4j_fakes import FakeDriver
 from tests.openai_stub import OpenAIStub, StubReply, tool_names
-from tests.test_neo4j_adapter import FakeDriver
 from tests.wikipedia_stub import MediaWikiStub
 
 HANKS_WITH_SURROGATE = TOM_HANKS_QUERY.replace("Tom Hanks", "Tom\ud800 Hanks")

@@ -55,7 +55,10 @@ def test_identifiers_and_other_names_are_never_rewritten(movies_db, shop_db, que
 
 
 def test_a_missing_order_stays_missing_through_the_flow(shop_db):
-    asked = "MATCH (o:Order {orderID: '10240'})-[d:ORDERS]->(p:Product) RETURN p.productName AS product, d.quantity AS quantity"
+    asked = (
+        "MATCH (o:Order {orderID: '10240'})-[d:ORDERS]->(p:Product) "
+        "RETURN p.productName AS product, d.quantity AS quantity"
+    )
     assert shop_db.query(asked.replace("10240", "10248")).rows  # the neighbouring order has lines
     model = flow_model(
         GuardrailDecision=[OK], CypherQuery=[{"cypher": asked}], Summary=[{"answer": "No order 10240 was found."}]

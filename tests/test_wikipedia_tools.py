@@ -95,7 +95,7 @@ def test_a_stalled_or_failing_wikipedia_is_an_error_observation_not_a_hang(corpu
     assert observation.error and observation.text.startswith("Error: Wikipedia could not be reached: ReadTimeout")
     with MediaWikiStub(corpus, trickle=0.05) as stub:  # every byte within the read timeout, the whole far beyond
         started = time.monotonic()
-        with pytest.raises(WikipediaError, match="no complete reply within 0.5 s"):
+        with pytest.raises(WikipediaError, match=r"no complete reply within 0\.5 s"):
             MediaWikiAPI(stub.api_url, timeout=0.5).page("Walker Scobell")
         assert time.monotonic() - started < 2
     with MediaWikiStub(corpus, status=503) as stub, pytest.raises(WikipediaError, match="503"):

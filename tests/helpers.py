@@ -1,0 +1,113 @@
+"""Helpers the tests share: the movies graph's standard queries, scripted replies, and small
+stand-ins. Fixtures live in `conftest.py`; a test imports these from here, never from another test."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+from typing import Any
+
+from graphs.kg_query_agent import KGQueryReflexionAgent
+from nodes.graphdb import FalkorDBGraph
+from nodes.models import ScriptedChatModel, tool_reply
+from tests.openai_stub import tool_names
+
+TOM_HANKS_QUERY = "MATCH (p:Person {name: 'Tom Hanks'})-[:ACTED_IN]->(m:Movie) RETURN m.title AS title"
+EMPTY_QUERY = "MATCH (p:Person {name: 'Nobody At All'})-[:ACTED_IN]->(m:Movie) RETURN m.title AS title"
+
+
+def graph_fingerprint(db: FalkorDBGraph) -> str:
+    """A digest of every node and relationship with its properties: equal means unchanged."""
+    nodes = db.query("MATCH (n) RETURN labels(n), properties(n)", row_cap=None).rows
+    rels = db.query("MATCH (a)-[r]->(b) RETURN properties(a), type(r), properties(r), properties(b)", row_cap=None).rows
+    text = json.dumps(sorted(json.dumps(r, sort_keys=True) for r in nodes + rels))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def draft(query: str, reflection: str = "first try") -> object:
+    return tool_reply("GenerateQuery", {"answer": query, "reflection": reflection, "search_queries": []})
+
+
+def revise(query: str, score: object = 5, previous: str = "") -> object:
+    return tool_reply(
+        "ReviseQuery", {"answer": previous, "reflection": "critique", "revised_query": query, "score": score}
+    )
+
+
+def make_agent(movies_db: FalkorDBGraph, replies: list, **kwargs) -> tuple[KGQueryReflexionAgent, ScriptedChatModel]:
+    """A knowledge-graph agent on the movies graph whose model replies from `replies`."""
+    model = ScriptedChatModel(replies=replies)
+    return KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, **kwargs), model
+
+
+def flow_replies(request: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI stub's replies for every flow and agent: the Tom Hanks query, judged right."""
+    tool = request["tool_choice"]["function"]["name"]
+    return {
+        "tool": tool,
+        "args": {
+            "GuardrailDecision": {"answerable": True},
+            "CypherQuery": {"cypher": TOM_HANKS_QUERY},
+            "Evaluation": {"ok": True},
+            "Summary": {"answer": "Tom Hanks acted in 12 movies."},
+            "GenerateQuery": {"answer": TOM_HANKS_QUERY},
+            "ReviseQuery": {"revised_query": TOM_HANKS_QUERY, "score": 9},
+        }[tool],
+    }
+
+
+def kg_model(request: dict[str, Any]) -> dict[str, Any]:
+    """Drafts an empty-result query, then revises to the right one and scores it."""
+    tool_results = [m for m in request["messages"] if m["role"] == "tool"]
+    if "GenerateQuery" in tool_names(request):
+        return {
+            "tool": "GenerateQuery",
+            "args": {"answer": EMPTY_QUERY, "reflection": "guess", "search_queries": ["Tom Hanks"]},
+        }
+    if len(tool_results) == 1:
+        return {
+            "tool": "ReviseQuery",
+            "args": {"answer": EMPTY_QUERY, "reflection": "wrong name", "revised_query": TOM_HANKS_QUERY, "score": "2"},
+        }
+    return {
+        "tool": "ReviseQuery",
+        "args": {"answer": TOM_HANKS_QUERY, "reflection": "good", "revised_query": TOM_HANKS_QUERY, "score": "9/10"},
+    }
+
+
+def closed_port() -> int:
+    """A local port nothing listens on (it was free a moment ago)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class PortableGraph:
+    """A backend without FalkorDB's sibling graphs (as Neo4j is here): the store ranks on the client."""
+
+    dialect = "neo4j"
+
+    def __init__(self, db: FalkorDBGraph) -> None:
+        self._db = db
+
+    def query(self, *args, **kwargs):
+        return self._db.query(*args, **kwargs)
+
+    def write(self, *args, **kwargs):
+        return self._db.write(*args, **kwargs)
+
+    def schema(self, sample_size: int = 50):
+        return self._db.schema(sample_size)
+
+    def labels(self):
+        return self._db.labels()
+
+    def relationship_types(self):
+        return self._db.relationship_types()
+
+    def validate(self, *args, **kwargs):
+        return self._db.validate(*args, **kwargs)
+
+    def close(self) -> None:
+        pass
