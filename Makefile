@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test run serve install clean
+.PHONY: test lint run serve install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,16 +17,24 @@ install: $(STAMP)
 # The notebooks run as a user would run them, on an embedded database of their own.
 NOTEBOOK_ENV := REFLEXION_DATA_DIR=$(CURDIR)/.venv/notebook-data REFLEXION_CHECKPOINTS=memory
 
-## Create the environment and run the whole suite offline, then execute every notebook.
-test: $(STAMP)
+## Create the environment, check lint and types, run the whole suite offline, then execute every notebook.
+test: $(STAMP) lint
 	$(PY) -m pytest
 	$(NOTEBOOK_ENV) $(PY) -m pytest --nbmake notebooks -p no:cacheprovider -q
+
+## The gates: ruff (lint and format) over the tree, mypy over graphs/, nodes/, schemas/ (strict on the
+## database adapters and the schemas). A warning fails the build.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy --strict --follow-imports=silent nodes/graphdb schemas
 
 ## Ask a question of the embedded movies graph: make run QUESTION="Who directed The Matrix?"
 run: $(STAMP)
 	$(PY) -m graphs.main $(if $(QUESTION),"$(QUESTION)")
 
-## Serve every graph of langgraph.json with LangGraph's server, offline: make serve [PORT=2024]
+## Serve every registered graph (graphs/registry.py) with LangGraph's server, offline: make serve [PORT=2024]
 serve: $(STAMP)
 	$(VENV)/bin/reflexion serve --port $(or $(PORT),2024)
 

@@ -83,9 +83,14 @@ def loop_script(queries: list[str], *, final_score: float = 9) -> list:
 
 
 def machine() -> str:
-    cpu = next(
-        (line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
-        platform.processor(),
+    with open("/proc/cpuinfo") as cpuinfo:
+        cpu = next(
+            (line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")),
+            platform.processor(),
+        )
+    with open("/proc/meminfo") as meminfo:
+        mem_kb = next((int(line.split()[1]) for line in meminfo if line.startswith("MemTotal")), 0)
+    return (
+        f"{cpu}, {os.cpu_count()} cores, {mem_kb / 1024 / 1024:.1f} GB RAM, "
+        f"Python {platform.python_version()}, {platform.system()}"
     )
-    mem_kb = next((int(line.split()[1]) for line in open("/proc/meminfo") if line.startswith("MemTotal")), 0)
-    return f"{cpu}, {os.cpu_count()} cores, {mem_kb / 1024 / 1024:.1f} GB RAM, Python {platform.python_version()}, {platform.system()}"

@@ -27,8 +27,13 @@ from nodes.checkpoints import sqlite_checkpointer
 from nodes.models import ScriptedChatModel
 
 QUERIES = {
-    "point lookup": "MATCH (m:Movie {{title: 'The Matrix'}}) RETURN m.title AS title, m.released AS released, {i} AS run",
-    "aggregation": "MATCH (p:Person)-[:ACTED_IN]->(m:Movie) RETURN p.name AS name, count(m) AS movies, {i} AS run ORDER BY movies DESC LIMIT 20",
+    "point lookup": (
+        "MATCH (m:Movie {{title: 'The Matrix'}}) RETURN m.title AS title, m.released AS released, {i} AS run"
+    ),
+    "aggregation": (
+        "MATCH (p:Person)-[:ACTED_IN]->(m:Movie) "
+        "RETURN p.name AS name, count(m) AS movies, {i} AS run ORDER BY movies DESC LIMIT 20"
+    ),
 }
 
 
@@ -88,7 +93,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
     print(
-        "| query | checkpointer | per iteration (ms) | database query (ms) | scripted model (ms) | framework (ms) | framework share |"
+        "| query | checkpointer | per iteration (ms) | database query (ms) | scripted model (ms) | framework (ms) "
+        "| framework share |"
     )
     print("|---|---|---:|---:|---:|---:|---:|")
     with movies_database() as db, tempfile.TemporaryDirectory() as folder:
@@ -97,7 +103,8 @@ def main() -> None:
                 wall, query_ms, model_ms = measure(db, query, make(), args.iterations, args.runs)
                 framework = wall - query_ms - model_ms
                 print(
-                    f"| {name} | {saver_name} | {wall:.2f} | {query_ms:.2f} | {model_ms:.2f} | {framework:.2f} | {framework / wall:.0%} |"
+                    f"| {name} | {saver_name} | {wall:.2f} | {query_ms:.2f} | {model_ms:.2f} | {framework:.2f} "
+                    f"| {framework / wall:.0%} |"
                 )
     print(f"\n{args.iterations} iterations a run (draft or revision, then the query), median of {args.runs} runs.")
     print(f"Machine: {machine()}")

@@ -21,7 +21,10 @@ from benchmarks.harness import loop_script, machine, movies_database
 from graphs.kg_query_agent import KGQueryReflexionAgent
 from nodes.models import ScriptedChatModel
 
-QUERY = "MATCH (m:Movie) RETURN m.title AS title, m.released AS released, m.tagline AS tagline ORDER BY m.title LIMIT {limit}"
+QUERY = (
+    "MATCH (m:Movie) RETURN m.title AS title, m.released AS released, m.tagline AS tagline "
+    "ORDER BY m.title LIMIT {limit}"
+)
 SETTINGS = {"all results": None, "last 2 whole": 2, "last 1 whole": 1}
 
 

@@ -131,7 +131,10 @@ def main() -> None:
         "| case | row cap | rows returned | truncated | wall time (s) | peak RSS growth (MB) | sent by server (MB) "
         "| server peak growth (MB) | model message |\n|---|---:|---:|---|---:|---:|---:|---:|---|"
     )
-    mb = lambda v: "n/a" if v is None else f"{v:.1f}"
+
+    def mb(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:.1f}"
+
     for name, r in results.items():
         cap = CASES[name][2]
         print(

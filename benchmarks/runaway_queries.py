@@ -28,7 +28,9 @@ KINDS = {
     "literal range 1e9": "UNWIND range(1, 1000000000) AS x RETURN count(x)",
     "nesting 25 deep": "RETURN " + "[" * 25 + "1" + "]" * 25,
     "run-time range": "MATCH (m:Movie) WITH count(m) AS c UNWIND range(1, c * 1000000) AS x RETURN count(x)",
-    "string reduce": "MATCH (m:Movie) WITH count(m) AS c RETURN size(reduce(s = '', x IN range(1, c * 2000) | s + 'abcdefghij'))",
+    "string reduce": (
+        "MATCH (m:Movie) WITH count(m) AS c RETURN size(reduce(s = '', x IN range(1, c * 2000) | s + 'abcdefghij'))"
+    ),
     "cartesian 4-way": "MATCH (a), (b), (c), (d) RETURN count(*)",
 }
 

@@ -99,7 +99,7 @@ def measure(db: FalkorDBGraph, repeats: int) -> dict:
         except QueryTimeoutError as e:  # one sample query ran past the adapter's default timeout
             raise SystemExit(
                 f"db.schema() on {db.graph_name!r} failed after {time.perf_counter() - started:.1f} s: {e}"
-            )
+            ) from e
         times.append((time.perf_counter() - started) * 1000)
     prompt = build_kg_prompt(schema, dialect=db.dialect)  # what KGQueryReflexionAgent.schema_prompt() returns
     flows = schema_text(prune_schema(schema, "", DEFAULT_SCHEMA_CHARS))  # the flows' schema text

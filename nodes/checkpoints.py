@@ -118,7 +118,8 @@ def sqlite_checkpointer(path: str | os.PathLike[str]) -> ThreadedSqliteSaver:
                 saver.setup()
             except (OSError, sqlite3.Error) as e:
                 raise ConfigurationError(
-                    f"cannot keep threads in {target} ({e}); set {CHECKPOINTS_ENV} to a writable SQLite file, 'memory' or 'none'"
+                    f"cannot keep threads in {target} ({e}); "
+                    f"set {CHECKPOINTS_ENV} to a writable SQLite file, 'memory' or 'none'"
                 ) from e
             _savers[key] = saver
         return _savers[key]  # type: ignore[return-value]

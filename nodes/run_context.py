@@ -44,7 +44,8 @@ def check_thread_graph(values: dict[str, Any], graph: str, thread_id: str) -> No
     owner = (values.get("run_context") or {}).get(GRAPH_KEY)
     if owner is not None and owner != graph:
         raise ConfigurationError(
-            f"thread {thread_id!r} belongs to {owner}, not {graph}: resume it with that graph (reflexion resume --flow ...)"
+            f"thread {thread_id!r} belongs to {owner}, not {graph}: "
+            "resume it with that graph (reflexion resume --flow ...)"
         )
 
 

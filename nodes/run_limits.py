@@ -54,7 +54,7 @@ def recorded(name: str, own: Any) -> Any:
     """The run's recorded limit `name` (None included: "no limit"), else `own`: the agent's setting, which
     holds while a run starts, and for a thread started before limits were recorded."""
     limits = _RECORDED.get() or {}
-    return limits[name] if name in limits else own
+    return limits.get(name, own)
 
 
 def refuse_raised_limits(run_context: Mapping[str, Any] | None, asked: Any) -> None:

@@ -158,7 +158,8 @@ class Responder:
     ) -> Generator[list[BaseMessage], AIMessage | Exception, ResponderReply]:
         """The retry loop, written once for both call styles: it yields each prompt and is sent
         the model's reply, or the exception the call raised; it returns the final reply."""
-        state, feedback = ResponderReply(message=None, parsed=None), []
+        state = ResponderReply(message=None, parsed=None)
+        feedback: list[BaseMessage] = []
         for _ in range(self.max_retries + 1):
             reply = yield self._prompt(messages, feedback)
             if isinstance(reply, Exception):  # the model call itself failed: report it, do not crash the run

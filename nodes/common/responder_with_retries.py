@@ -126,8 +126,8 @@ def reply_from_output(responder: Any, output: Any) -> ResponderReply:
         return output
     usage = getattr(responder, "usage", None)
     if not isinstance(output, AIMessage):
-        error = f"the responder returned {type(output).__name__}, not an AIMessage"
-        return ResponderReply(message=None, parsed=None, usage=usage or TokenUsage(llm_calls=1), error=error)
+        wrong = f"the responder returned {type(output).__name__}, not an AIMessage"
+        return ResponderReply(message=None, parsed=None, usage=usage or TokenUsage(llm_calls=1), error=wrong)
     usage = usage if isinstance(usage, TokenUsage) and usage.llm_calls else usage_of(output)
     parsed, call_id, error = parse_reply(output, _schema_for(responder, output))
     if parsed is None:

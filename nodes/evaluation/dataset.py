@@ -21,7 +21,7 @@ class EvalItem:
 
 def load_dataset(path: str | Path = MOVIES_QUESTIONS_CSV, *, limit: int | None = None) -> list[EvalItem]:
     """The file's pairs in order, at most `limit` of them. (The harness runs the flows without the
-    few-shot store, so the seed examples, taken from this file, cannot show them an answer.)"""
+    few-shot store, so the examples that store starts with, taken from this file, cannot show them an answer.)"""
     try:
         with Path(path).open(newline="", encoding="utf-8-sig") as handle:
             reader = csv.DictReader(handle)

@@ -20,10 +20,8 @@ def relationship_direction(cypher: str) -> str | None:
     match = DIRECTED.search(cypher)
     if match is None:
         return None
-    if match.group(1):  # <-[...]-  ->  -[...]->
-        flipped = f"-{match.group(2) or ''}->"
-    else:  # -[...]->  ->  <-[...]-
-        flipped = f"<-{match.group(5) or ''}-"
+    # <-[...]-  becomes  -[...]->,  and  -[...]->  becomes  <-[...]-
+    flipped = f"-{match.group(2) or ''}->" if match.group(1) else f"<-{match.group(5) or ''}-"
     return cypher[: match.start()] + flipped + cypher[match.end() :]
 
 

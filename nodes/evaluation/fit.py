@@ -37,10 +37,10 @@ class Fit:
     def explain(self, graph: str) -> str:
         names = ", ".join(self.unknown_names[:8]) or "none"
         return (
-            f"the dataset does not fit the graph {graph!r}: {self.foreign} of {self.queries} gold queries name labels or "
-            f"relationship types it does not have ({names}), and {self.empty} of {self.runnable} gold results that ran are "
-            "empty, so empty answers would score as correct. Evaluate on the graph the dataset was written for "
-            "(--graph), or pass --force to score anyway"
+            f"the dataset does not fit the graph {graph!r}: {self.foreign} of {self.queries} gold queries name "
+            f"labels or relationship types it does not have ({names}), and {self.empty} of {self.runnable} gold "
+            "results that ran are empty, so empty answers would score as correct. "
+            "Evaluate on the graph the dataset was written for (--graph), or pass --force to score anyway"
         )
 
 

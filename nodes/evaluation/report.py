@@ -50,9 +50,11 @@ def _pct(part: int, whole: int) -> str:
 def _row(group: GroupScore) -> str:
     stops = ", ".join(f"{k} {v}" for k, v in group.stop_reasons.items())
     return (
-        f"| {group.name} | {group.scored} | {_pct(group.correct, group.scored)} | {_pct(group.correct_non_empty, group.gold_non_empty)} "
+        f"| {group.name} | {group.scored} | {_pct(group.correct, group.scored)} "
+        f"| {_pct(group.correct_non_empty, group.gold_non_empty)} "
         f"| {_pct(group.executable, group.scored)} | {group.mean_steps:.2f} | {group.mean_llm_calls:.2f} "
-        f"| {group.mean_input_tokens:.0f} / {group.mean_output_tokens:.0f} | {group.latency_p50_s:.3f} / {group.latency_p95_s:.3f} | {stops} |"
+        f"| {group.mean_input_tokens:.0f} / {group.mean_output_tokens:.0f} "
+        f"| {group.latency_p50_s:.3f} / {group.latency_p95_s:.3f} | {stops} |"
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from nodes.graphdb.falkordb_graph import FalkorDBGraph
 from nodes.graphdb.locations import DEFAULT_GRAPH, backend_is_embedded, backend_of, default_connection_args
@@ -12,6 +12,9 @@ from nodes.graphdb.neo4j_graph import Neo4jGraph, neo4j_uri
 from nodes.graphdb.protocol import GraphDatabase
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
 from schemas.graphdb import GRAPH_NAME_PATTERN
+
+if TYPE_CHECKING:
+    from nodes.graphdb.cypher_script import LoadReport
 
 _FALKORDB_KEYS = {"backend", "graph", "db_name", "host", "port", "user", "username", "password", "data_dir"}
 _NEO4J_KEYS = {"backend", "host", "port", "uri", "url", "user", "username", "password", "db_name", "database", "scheme"}
@@ -35,8 +38,8 @@ def connect(connection_args: dict[str, Any] | None = None) -> GraphDatabase:
       (`graph` names the graph, default "movies"; `data_dir` its directory);
     - `backend: "falkordb"` with `host`/`port`: an existing FalkorDB server;
     - `host`/`port` or `uri` without a backend, or `backend: "neo4j"`: Neo4j,
-      as in the seed (`user`, `password`, `db_name`; `uri` may be any
-      bolt/neo4j URI, with or without TLS).
+      with the keys of biochatter's `connection_args` (`user`, `password`,
+      `db_name`; `uri` may be any bolt/neo4j URI, with or without TLS).
     """
     args = dict(connection_args or {})
     for key in ("graph", "db_name", "database"):
@@ -109,7 +112,7 @@ def opened(open_database: Callable[[], T], connection_args: dict[str, Any] | Non
         ) from e
 
 
-def open_database(connection_args: dict[str, Any] | None = None) -> Any:
+def open_database(connection_args: dict[str, Any] | None = None) -> GraphDatabase:
     """Open the database `connection_args` name (default: the environment's). The embedded
     movies graph is loaded on first use, so a fresh install answers questions about it."""
     args = dict(connection_args) if connection_args else default_connection_args()
@@ -118,7 +121,7 @@ def open_database(connection_args: dict[str, Any] | None = None) -> Any:
     return db
 
 
-def load_demo_if_new(db: Any, connection_args: dict[str, Any]) -> Any:
+def load_demo_if_new(db: GraphDatabase, connection_args: dict[str, Any]) -> LoadReport | None:
     """Load the movies graph into the embedded database's `movies` graph if it is empty; the
     load report, or None when nothing was loaded (another graph, another server, already there)."""
     from nodes.graphdb.demo_data import ensure_movies_graph  # the loader, only when a graph is opened

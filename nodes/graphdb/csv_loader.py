@@ -241,11 +241,13 @@ def load_nodes_csv(
         if key is not None and row.get(key) is None:
             if not lenient:
                 raise ConfigurationError(
-                    f"{path}, row {line} has no {key!r}: a merge key must be set on every row (--lenient skips such rows)"
+                    f"{path}, row {line} has no {key!r}: "
+                    "a merge key must be set on every row (--lenient skips such rows)"
                 )
             report.skip(line, f"no {key}")
             continue
-        items.append({"key": row.get(key), "props": _properties(row, [c for c in columns if c != key])})
+        merge_key = row.get(key) if key is not None else None
+        items.append({"key": merge_key, "props": _properties(row, [c for c in columns if c != key])})
     if key is not None:
         _ensure_index(db, label, key)
         cypher = f"UNWIND $rows AS row MERGE (n:{label} {{{key}: row.key}}) SET n += row.props"
@@ -337,7 +339,8 @@ def load_relationships_csv(
         else:
             items.append({"a": a, "b": b, "props": _properties(row, keep)})
     cypher = (
-        f"UNWIND $rows AS row MATCH (a:{start_label} {{{start_prop}: row.a}}) MATCH (b:{end_label} {{{end_prop}: row.b}}) "
+        f"UNWIND $rows AS row MATCH (a:{start_label} {{{start_prop}: row.a}}) "
+        f"MATCH (b:{end_label} {{{end_prop}: row.b}}) "
         f"MERGE (a)-[r:{rel_type}]->(b) SET r += row.props"
     )
     return _write(db, cypher, items, report)

@@ -140,7 +140,7 @@ def return_columns(cypher: str) -> list[str] | None:
     body_code = code[begin:]
     end = next((m.start() for m in _CLAUSE_END.finditer(body_code) if depths[begin + m.start()] == 0), len(body_code))
     body, body_depths = cypher[begin : begin + end], depths[begin : begin + end]
-    columns = []
+    columns: list[str] = []
     for item in _split_top_level(body, body_depths):
         item = strip_comments(item).strip()
         item = re.sub(r"^DISTINCT\b\s*", "", item, flags=re.IGNORECASE) if not columns else item
@@ -165,7 +165,8 @@ def reads_server_files(cypher: str) -> bool:
 
 
 def _is_keyword_at(code: str, start: int, end: int) -> bool:
-    """A word in code is a clause, not a name: not a property (`n.set`), a label (`:Set`) or a map key (`{remove: 1}`)."""
+    """A word in code is a clause, not a name: not a property (`n.set`), a label (`:Set`) or a map key
+    (`{remove: 1}`)."""
     before = code[:start].rstrip()[-1:]
     after = code[end:].lstrip()[:1]
     return before not in (".", ":") and after != ":"
@@ -190,8 +191,8 @@ def refuse_unsendable(cypher: str) -> None:
     odd = _LONE_SURROGATE.search(cypher)
     if odd:
         raise CypherSyntaxError(
-            f"the query holds a lone surrogate (U+{ord(odd.group()):04X}, character {odd.start() + 1}), which is not text "
-            "and cannot be sent to the database; write the character meant, or leave it out",
+            f"the query holds a lone surrogate (U+{ord(odd.group()):04X}, character {odd.start() + 1}), "
+            "which is not text and cannot be sent to the database; write the character meant, or leave it out",
             cypher,
         )
     bad = _CONTROL.search(cypher)

@@ -51,7 +51,9 @@ class DeadlineConnection(redis.Connection):
         if deadline is not None and timeout is None:
             left = deadline - time.monotonic()
             if left <= 0:
-                self.disconnect()  # a command was sent; its reply must not reach the next user
+                # A command was sent; its reply must not reach the next user. redis-py's
+                # `Connection.disconnect` has no annotations, so the strict check calls it untyped.
+                self.disconnect()  # type: ignore[no-untyped-call, unused-ignore]
                 raise RedisTimeoutError("the query's deadline passed before its reply")
             kwargs["timeout"] = left
         elif timeout is not None:

@@ -53,7 +53,8 @@ def _whole_number_env(name: str, default: int, *, low: int, high: int) -> int:
         value: object = int(raw) if raw else default
     except ValueError:
         value = raw  # refused below, with the text as given
-    return whole_number(name, value, low=low, high=high)
+    number: int = whole_number(name, value, low=low, high=high)
+    return number
 
 
 def query_threads() -> int:
@@ -78,7 +79,8 @@ def default_data_dir() -> Path:
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def answers_ping(port: int) -> bool:

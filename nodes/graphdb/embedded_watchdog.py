@@ -6,8 +6,8 @@ in its `stop()`, or this watchdog when users died without calling it) does so un
 lock, so a process arriving at that moment either sees a running server and becomes a user first,
 or finds none and starts a new one.
 
-Run as a script (`python embedded_watchdog.py DATA_DIR SERVER_PID SERVER_PORT LOCK_FD USERS_FD`), it needs only the standard
-library: it must start fast and must not import the application.
+Run as a script (`python embedded_watchdog.py DATA_DIR SERVER_PID SERVER_PORT LOCK_FD USERS_FD`), it
+needs only the standard library: it must start fast and must not import the application.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def shut_down(pid: int, port: int, timeout_s: float = 60.0) -> None:
         time.sleep(0.02)
 
 
-def _server_state(directory: Path) -> dict | None:
+def _server_state(directory: Path) -> dict[str, int] | None:
     try:
         state = json.loads((directory / _STATE_FILE).read_text())
         return {"pid": int(state["pid"]), "port": int(state["port"])}

@@ -6,6 +6,7 @@ validation always goes through the client's `Graph.explain()`.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import re
 import time
@@ -38,7 +39,7 @@ from schemas.errors import (
     QueryTimeoutError,
     WriteQueryRefusedError,
 )
-from schemas.graphdb import GraphSchema, QueryResult
+from schemas.graphdb import Dialect, GraphSchema, QueryResult
 
 # Plan operations that change the graph, or read files on the database server.
 WRITE_OPERATIONS = {"Create", "Delete", "Update", "Merge", "MergeCreate", "Foreach", "Load CSV"}
@@ -71,7 +72,7 @@ def _plan_operations(plan: Any) -> set[str]:
 class FalkorDBGraph:
     """One named graph on a FalkorDB server (embedded or remote)."""
 
-    dialect = "falkordb"
+    dialect: Dialect = "falkordb"
 
     def __init__(
         self,
@@ -169,7 +170,8 @@ class FalkorDBGraph:
             )
         if "mem consumption exceeded capacity" in str(error):
             return QueryError(
-                f"the query used more memory than one query may ({error}); fetch less: filter earlier, aggregate, add LIMIT",
+                f"the query used more memory than one query may ({error}); "
+                "fetch less: filter earlier, aggregate, add LIMIT",
                 cypher,
             )
         if isinstance(error, redis.exceptions.InvalidResponse):
@@ -400,10 +402,8 @@ class FalkorDBGraph:
 
     def clear(self) -> None:
         """Delete this graph entirely (an explicit write, for loaders and tests)."""
-        try:
+        with contextlib.suppress(redis.exceptions.ResponseError):  # the graph did not exist
             self._graph.delete()
-        except redis.exceptions.ResponseError:
-            pass  # the graph did not exist
 
     def close(self) -> None:
         self._link.close()

@@ -90,7 +90,8 @@ def parse_load_csv(statement: str) -> LoadCsvStatement | None:
             "more than one LOAD CSV in one statement"
             if len(found) > 1
             else (
-                "write it as LOAD CSV [WITH HEADERS] FROM 'url' AS row [FIELDTERMINATOR 'c'] ..., with the URL as a string literal"
+                "write it as LOAD CSV [WITH HEADERS] FROM 'url' AS row [FIELDTERMINATOR 'c'] ..., "
+                "with the URL as a string literal"
             )
         )
         raise ConfigurationError(f"this LOAD CSV cannot be loaded here: {why}")

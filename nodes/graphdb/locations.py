@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 from schemas.errors import ConfigurationError
 
@@ -30,7 +30,7 @@ def default_graph() -> str:
     return os.environ.get(GRAPH_ENV) or DEFAULT_GRAPH
 
 
-def _port(parts: Any, url: str) -> int | None:
+def _port(parts: SplitResult, url: str) -> int | None:
     try:
         return parts.port
     except ValueError as e:

@@ -43,7 +43,7 @@ from schemas.errors import (
     QueryTimeoutError,
     WriteQueryRefusedError,
 )
-from schemas.graphdb import GraphSchema, QueryResult
+from schemas.graphdb import Dialect, GraphSchema, QueryResult
 
 # The driver logs a warning for each failed routing attempt, which Python's last-resort handler
 # prints on stderr next to the error this adapter raises with the same text. A NullHandler keeps
@@ -110,7 +110,7 @@ BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 
 def neo4j_uri(host: str, port: int | str | None = None, scheme: str = "bolt") -> str:
-    """A driver URI from the seed's `host`/`port` pair; a full URI passes through."""
+    """A driver URI from the `host`/`port` pair of biochatter's `connection_args`; a full URI passes through."""
     if "://" in host:
         return host
     return f"{scheme}://{host}:{port or 7687}"
@@ -119,7 +119,7 @@ def neo4j_uri(host: str, port: int | str | None = None, scheme: str = "bolt") ->
 class Neo4jGraph:
     """One Neo4j database, reached by URI with the official driver."""
 
-    dialect = "neo4j"
+    dialect: Dialect = "neo4j"
 
     def __init__(
         self,

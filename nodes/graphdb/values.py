@@ -40,7 +40,8 @@ def _falkordb_value(value: Any) -> Any:
     if kind == "Edge":
         return {"_type": value.relation, **{k: to_plain(v) for k, v in value.properties.items()}}
     if kind == "Path":
-        return [to_plain(e) for pair in zip(value.nodes(), value.edges() + [None]) for e in pair if e is not None]
+        steps = zip(value.nodes(), [*value.edges(), None], strict=False)  # node, edge, ..., node
+        return [to_plain(e) for pair in steps for e in pair if e is not None]
     return str(value)
 
 

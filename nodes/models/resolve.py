@@ -55,7 +55,8 @@ def split_model_name(name: str) -> tuple[str, str]:
         provider, model_name = provider.strip().lower(), model_name.strip()
         if not provider or not model_name:
             raise ConfigurationError(
-                f"the model {name!r} names no {'provider' if not provider else 'model'}: write provider:model, e.g. {DEFAULT_MODEL}"
+                f"the model {name!r} names no {'provider' if not provider else 'model'}: "
+                f"write provider:model, e.g. {DEFAULT_MODEL}"
             )
         return provider, model_name
     if not name:

@@ -23,6 +23,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.tool import invalid_tool_call
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
@@ -102,7 +103,7 @@ def not_an_object(raw: Any) -> str | None:
     return f"the tool call arguments are {raw.strip()[:200]} ({kind}), not a JSON object of named arguments"
 
 
-def _is_arguments_error(error: dict[str, Any]) -> bool:
+def _is_arguments_error(error: ErrorDetails) -> bool:
     loc = tuple(error.get("loc") or ())
     return len(loc) == 3 and loc[0] == "tool_calls" and loc[2] == "args"
 

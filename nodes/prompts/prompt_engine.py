@@ -1,9 +1,9 @@
 """`BioCypherPromptEngine`: builds the kg_prompt for a question from a graph schema.
 
-It keeps the seed's constructor (`model_name`, `schema_config_or_info_dict`,
-`conversation_factory`) and `generate_query_prompt(question)`. The schema comes
-from a BioCypher `schema_config.yaml` (path or dict), a `GraphSchema`, or a live
-database; building the prompt needs no model call.
+It keeps the constructor of biochatter's `BioCypherPromptEngine` (`model_name`,
+`schema_config_or_info_dict`, `conversation_factory`) and `generate_query_prompt(question)`.
+The schema comes from a BioCypher `schema_config.yaml` (path or dict), a `GraphSchema`, or
+a live database; building the prompt needs no model call.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ class BioCypherPromptEngine:
         if schema_config_or_info_dict is None and database is None:
             raise ConfigurationError("give a schema (schema_config_or_info_dict) or a database to read it from")
         self.model_name = model_name
-        self.conversation_factory = conversation_factory  # kept for the seed's signature; no model call is needed
+        self.conversation_factory = conversation_factory  # biochatter's signature has it; no model call is needed
         self.database = database
         self.dialect = dialect or getattr(database, "dialect", None)
         self._source = schema_config_or_info_dict

@@ -3,6 +3,8 @@
 A template is a `str.format` string whose fields are any of `{tools}`,
 `{output_format}` and `{examples}`; the step history is not part of it, as it is
 the agent's message memory.
+
+A prompt line that ends in a backslash goes on with the next one: the backslash joins them, no newline.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ TEMPLATE_FIELDS = ("tools", "output_format", "examples")
 
 REACT_SYSTEM_TEMPLATE = """You are a helpful assistant.
 Answer the user's query using the tools provided below with minimal steps and maximum accuracy.
-Each step you will read the previous Thought, Action, and Observation (execution result of the action) and then provide the next Thought and Action.
+Each step you will read the previous Thought, Action, and Observation (execution result of the action) and then \
+provide the next Thought and Action.
 
 {tools}
 
@@ -47,10 +50,12 @@ Your output should be formatted as a standard JSON instance with the following s
 ```
 {
     "thought": "Why the function is called (Optional[str]) (optional)",
-    "action": "FuncName(<kwargs>) Valid function call expression. Example: \\"FuncName(a=1, b=2)\\" Follow the data type specified in the function parameters."
+    "action": "FuncName(<kwargs>) Valid function call expression. Example: \\"FuncName(a=1, b=2)\\" Follow the data \
+type specified in the function parameters."
 }
 ```
--Make sure to always enclose the JSON output in triple backticks (```). Please do not add anything other than valid JSON output!
+-Make sure to always enclose the JSON output in triple backticks (```). Please do not add anything other than valid \
+JSON output!
 -Use double quotes for the keys and string values.
 -Argument values must be literals (numbers, strings, lists); to use a result, copy its value.
 </OUTPUT_FORMAT>"""
@@ -68,8 +73,9 @@ def check_template(template: str) -> str:
         raise ConfigurationError(f"the ReAct template is not a valid format string: {e}") from e
     unknown = sorted(fields - set(TEMPLATE_FIELDS))
     if unknown:
+        known = ", ".join("{" + f + "}" for f in TEMPLATE_FIELDS)
         raise ConfigurationError(
-            f"the ReAct template has unknown fields {unknown}; it may use {', '.join('{' + f + '}' for f in TEMPLATE_FIELDS)} "
+            f"the ReAct template has unknown fields {unknown}; it may use {known} "
             "(write literal braces as {{ and }})"
         )
     return template

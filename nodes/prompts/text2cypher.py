@@ -1,4 +1,7 @@
-"""Prompts of the text-to-Cypher flows: guardrail, generation, correction, evaluation, summary, planning."""
+"""Prompts of the text-to-Cypher flows: guardrail, generation, correction, evaluation, summary, planning.
+
+A prompt line that ends in a backslash goes on with the next one: the backslash joins them, no newline.
+"""
 
 from __future__ import annotations
 
@@ -18,13 +21,16 @@ GUARDRAIL_PROMPT = """You guard a question-answering service over one graph data
 Decide whether the graph can answer the user's question from its data. The graph holds:
 {domain}
 
-Judge by the schema, not by the topic's name alone: a question is answerable when its answer can be computed from these labels, relationships and properties.
+Judge by the schema, not by the topic's name alone: a question is answerable when its answer can be computed from \
+these labels, relationships and properties.
 If it is not answerable, give 2 or 3 example questions this graph can answer.
 Call the `GuardrailDecision` tool."""
 
 GENERATE_PROMPT = """Translate the user's question into ONE read-only Cypher statement for the graph below.
-Use only the labels, relationship types (in the direction shown) and properties in the schema; string values must match the stored spelling and case.
-Prefer a single statement, even for questions with several parts. Return only what the question asks for, with readable column aliases.
+Use only the labels, relationship types (in the direction shown) and properties in the schema; string values must \
+match the stored spelling and case.
+Prefer a single statement, even for questions with several parts. Return only what the question asks for, with \
+readable column aliases.
 {nulls}
 {dialect}
 
@@ -41,15 +47,18 @@ Problem: {feedback}
 {mappings}
 Write a corrected query that fixes exactly that problem."""
 
-EVALUATE_PROMPT = """Judge whether a database result answers a question. Be strict but fair: the rows must contain the information asked for.
+EVALUATE_PROMPT = """Judge whether a database result answers a question. Be strict but fair: the rows must contain the \
+information asked for.
 Question: {question}
 Query:
 {cypher}
 Result ({summary}):
 {rows}
-Call the `Evaluation` tool: ok=true if the rows answer the question; otherwise say what is wrong and how to fix the query."""
+Call the `Evaluation` tool: ok=true if the rows answer the question; otherwise say what is wrong and how to fix the \
+query."""
 
-SUMMARIZE_PROMPT = """Answer the question from the database result below, and only from it. Say briefly what the answer is based on.
+SUMMARIZE_PROMPT = """Answer the question from the database result below, and only from it. Say briefly what the \
+answer is based on.
 If the result is empty, say that the database holds no such information.
 Question: {question}
 Query:
@@ -59,7 +68,8 @@ Result ({summary}):
 {mappings}Call the `Summary` tool."""
 
 PLAN_PROMPT = """Plan the information to fetch from the graph below to answer the user's question.
-Return ONE question when a single Cypher statement can fetch everything (most multi-part questions); split only into independent questions that can be fetched in parallel, at most 4.
+Return ONE question when a single Cypher statement can fetch everything (most multi-part questions); split only into \
+independent questions that can be fetched in parallel, at most 4.
 Each question must be a data-fetching request, not a comparison or reasoning task.
 Schema:
 {schema}
@@ -71,7 +81,8 @@ Information gathered:
 {gathered}
 Call the `InformationCheck` tool; if something is missing, list at most 3 further data-fetching questions."""
 
-PLAN_SUMMARY_PROMPT = """Answer the question from the information gathered below, and only from it. Say briefly what the answer is based on.
+PLAN_SUMMARY_PROMPT = """Answer the question from the information gathered below, and only from it. Say briefly what \
+the answer is based on.
 Question: {question}
 Information gathered:
 {gathered}
@@ -111,9 +122,8 @@ def generate_prompt(
 def rows_text(columns: list[str], rows: list[list[Any]], truncated: bool) -> tuple[str, str]:
     """(summary, rows) for a prompt: the first rows as JSON lines, and how many there are."""
     shown = rows[:ROWS_IN_PROMPT]
-    lines = (
-        "\n".join(json.dumps(dict(zip(columns, row)), ensure_ascii=False, default=str) for row in shown) or "(no rows)"
-    )
+    records = (dict(zip(columns, row, strict=False)) for row in shown)
+    lines = "\n".join(json.dumps(record, ensure_ascii=False, default=str) for record in records) or "(no rows)"
     summary = f"{len(rows)} rows" + (", cut at the row cap: more rows exist" if truncated else "")
     if len(rows) > len(shown):
         summary += f", the first {len(shown)} shown"

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import uuid
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, ToolCall
+from langchain_core.messages.tool import tool_call
 
 from nodes.common.responder import json_in_text
 from nodes.models.wire import not_an_object
@@ -19,7 +20,7 @@ from schemas.react import ReActAction
 TEXT_FORMAT_HINT = 'Reply with one tool call, or with JSON {"thought": "...", "action": "tool_name(arg=value)"}.'
 
 
-def _kept(reply: AIMessage, text: str, tool_calls: list[dict] | None = None) -> AIMessage:
+def _kept(reply: AIMessage, text: str, tool_calls: list[ToolCall] | None = None) -> AIMessage:
     return AIMessage(
         content=text,
         tool_calls=tool_calls or [],
@@ -48,7 +49,7 @@ def read_tool_reply(reply: AIMessage) -> tuple[AIMessage, ReActAction]:
     if reply.invalid_tool_calls:
         bad = reply.invalid_tool_calls[0]
         name, call_id = bad.get("name") or "unknown", bad.get("id") or f"call_{uuid.uuid4().hex[:12]}"
-        call = {"name": name, "args": {}, "id": call_id, "type": "tool_call"}
+        call = tool_call(name=name, args={}, id=call_id)
         malformed = f"the arguments of `{name}` are not valid JSON: {bad.get('args')!r}"
         error = not_an_object(bad.get("args")) or malformed
         return _kept(reply, text, [call]), ReActAction(

@@ -38,7 +38,7 @@ def _outcome(
 def run_wikipedia_action(tools: WikipediaTools, action: ReActAction, state: Mapping[str, Any]) -> ToolRun:
     step = state.get("steps", 0) + 1
     argument = str(action.args.get("argument", ""))
-    if action.tool is None:  # the notebook's corrective message; the failed call still counts
+    if action.tool is None:  # the Gemini ReAct notebook's corrective message; the failed call still counts
         text = f"{CORRECTIVE_MESSAGE} ({action.error})"
         return ToolRun(
             HumanMessage(content=observation_text(step, text)),

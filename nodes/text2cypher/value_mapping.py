@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from nodes.graphdb.cypher_text import quote_name
 from nodes.graphdb.protocol import GraphDatabase
@@ -206,7 +207,7 @@ class ValueMapper:
 
 
 def describe_mappings(mappings: list[ValueMapping]) -> str:
-    return "; ".join(
-        f"{m.label}.{m.property}: {json.dumps(m.given, ensure_ascii=False)} -> {json.dumps(m.mapped, ensure_ascii=False)}"
-        for m in mappings
-    )
+    def shown(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    return "; ".join(f"{m.label}.{m.property}: {shown(m.given)} -> {shown(m.mapped)}" for m in mappings)

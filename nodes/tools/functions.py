@@ -74,7 +74,7 @@ class FunctionTool:
             raise ToolArgumentsError(
                 f"{self.name} takes {len(names)} arguments ({', '.join(names)}), got {len(positional)} positional"
             )
-        args = dict(zip(names, positional))
+        args = dict(zip(names, positional, strict=False))  # at most as many values as names: checked above
         for key, value in named.items():
             if key in args:
                 raise ToolArgumentsError(f"{self.name} got two values for {key!r}")

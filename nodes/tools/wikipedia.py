@@ -1,8 +1,8 @@
 """The ReAct Wikipedia tools: `search` an exact page, `lookup` a phrase in the last page searched.
 
 Observations are plain text for the model. `search` returns the first sentences
-of the page itself (no model call to shorten them, unlike the notebook this comes
-from: it cost a model call per search and could alter the facts); a missing or
+of the page itself (no model call to shorten them, unlike the Gemini ReAct notebook's
+`search`: it cost a model call per search and could alter the facts); a missing or
 ambiguous title returns "Could not find ... Similar: [...]". The reading
 position of `lookup` lives in the graph's state, not here, so one tool object
 serves every thread.
@@ -23,7 +23,8 @@ from nodes.tools.wikipedia_backends import (
     WikipediaError,
 )
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'“‘(\[])")
+# Curly opening quotes may start a sentence.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'“‘(\[])")  # noqa: RUF001
 _HEADING = re.compile(r"^\s*=+\s*[^=\n]+?\s*=+\s*$", re.MULTILINE)
 
 
