@@ -22,10 +22,9 @@ from graphs.runner import RunOptions
 from nodes.common.responder import ResponderReply
 from nodes.react.action_responder import ActionResponder
 from nodes.reflexion.steps import outcomes_of, revise_update
-from nodes.reflexion.stop_rules import MAX_STEPS_LIMIT
-from nodes.settings_checks import whole_number
 from schemas.reflexion import ReflexionState, ToolOutcome
 from schemas.run_result import RunResult
+from schemas.settings import AgentSettings, checked_settings
 
 ResultT = TypeVar("ResultT", bound=RunResult)
 
@@ -34,7 +33,7 @@ class ActionLoopAgent(AgentLoop[ResultT]):
     """One responder for every turn; stop rules checked after each tool step."""
 
     def __init__(self, conversation_factory: Any, max_steps: int, *, checkpointer: Any) -> None:
-        whole_number("max_steps", max_steps, low=1, high=MAX_STEPS_LIMIT)
+        checked_settings(AgentSettings, max_steps=max_steps)
         super().__init__(conversation_factory, max_steps, tool_results_in_prompt=None, checkpointer=checkpointer)
 
     @abstractmethod

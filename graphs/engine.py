@@ -36,19 +36,14 @@ from nodes.reflexion.steps import (
     usage_of_state,
 )
 from nodes.reflexion.stop_rules import (
-    DEFAULT_MAX_REPEATS,
-    DEFAULT_MAX_STEPS,
-    DEFAULT_SCORE_THRESHOLD,
-    MAX_STEPS_LIMIT,
     answer_outcome,
     check_stop,
     satisfied_by_score,
     unbelieved_score_note,
 )
-from nodes.settings_checks import whole_number
-from schemas.errors import ConfigurationError
 from schemas.reflexion import ReflexionAgentResult, ReflexionState, StopReason, ToolRun
 from schemas.run_result import RunResult
+from schemas.settings import AGENT_DEFAULTS, AgentSettings, checked_settings
 
 __all__ = ["ReflexionAgent", "ResponderWithRetries", "StepCallback"]
 
@@ -67,35 +62,37 @@ class ReflexionAgent(AgentLoop[ResultT]):
     def __init__(
         self,
         conversation_factory: Callable[[], Any],
-        max_steps: int = DEFAULT_MAX_STEPS,
+        max_steps: int = AGENT_DEFAULTS.max_steps,
         *,
-        score_threshold: float = DEFAULT_SCORE_THRESHOLD,
-        max_model_retries: int = 2,
-        max_repeats: int = DEFAULT_MAX_REPEATS,
-        trust_non_empty_result: bool = True,
-        tool_results_in_prompt: int | None = None,
+        score_threshold: float = AGENT_DEFAULTS.score_threshold,
+        max_model_retries: int = AGENT_DEFAULTS.max_model_retries,
+        max_repeats: int = AGENT_DEFAULTS.max_repeats,
+        trust_non_empty_result: bool = AGENT_DEFAULTS.trust_non_empty_result,
+        tool_results_in_prompt: int | None = AGENT_DEFAULTS.tool_results_in_prompt,
         checkpointer: Any = DURABLE,
         agent_logger: Any = None,
     ) -> None:
-        whole_number("max_steps", max_steps, low=1, high=MAX_STEPS_LIMIT)
-        whole_number("max_repeats", max_repeats, low=1)
-        if (
-            isinstance(score_threshold, bool)
-            or not isinstance(score_threshold, (int, float))
-            or not 0 <= score_threshold <= 10
-        ):
-            raise ConfigurationError(f"score_threshold must be a number from 0 to 10, got {score_threshold!r}")
+        settings = checked_settings(
+            AgentSettings,
+            max_steps=max_steps,
+            score_threshold=score_threshold,
+            max_model_retries=max_model_retries,
+            max_repeats=max_repeats,
+            trust_non_empty_result=trust_non_empty_result,
+            tool_results_in_prompt=tool_results_in_prompt,
+        )
         super().__init__(
             conversation_factory,
-            max_steps,
-            tool_results_in_prompt=whole_number("tool_results_in_prompt", tool_results_in_prompt, low=1, none=True),
+            settings.max_steps,
+            tool_results_in_prompt=settings.tool_results_in_prompt,
             checkpointer=checkpointer,
             agent_logger=agent_logger,
         )
-        self.max_model_retries = whole_number("max_model_retries", max_model_retries, low=0, high=10)
-        self.score_threshold = float(score_threshold)
-        self.max_repeats = max_repeats
-        self.trust_non_empty_result = bool(trust_non_empty_result)
+        self.settings = settings
+        self.max_model_retries = settings.max_model_retries
+        self.score_threshold = settings.score_threshold
+        self.max_repeats = settings.max_repeats
+        self.trust_non_empty_result = settings.trust_non_empty_result
 
     # -- biochatter's hooks -------------------------------------------------------
 

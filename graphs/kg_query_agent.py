@@ -33,7 +33,7 @@ from nodes.common.responder import Responder
 from nodes.common.responder_with_retries import ResponderWithRetries
 from nodes.graphdb.cypher_text import normalise_query
 from nodes.graphdb.hook_database import HookDatabase, connect_hook
-from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP, GraphDatabase
+from nodes.graphdb.protocol import GraphDatabase
 from nodes.graphdb.run_databases import RunDatabases
 from nodes.keyed_cache import KeyedCache
 from nodes.models.resolve import chat_model_from_env
@@ -45,21 +45,18 @@ from nodes.prompts.kg_query import (
     build_kg_prompt,
 )
 from nodes.reflexion.steps import last_tool_call_id, latest_action, run_from_message
-from nodes.reflexion.stop_rules import DEFAULT_MAX_STEPS
 from nodes.run_context import APPROVAL_ENV, env_flag, lower
 from nodes.run_limits import recorded
-from nodes.settings_checks import seconds, whole_number
-from nodes.tools.cypher import DEFAULT_ROWS_IN_MESSAGE, run_cypher
+from nodes.tools.cypher import run_cypher
 from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
 from schemas.kg_query import GenerateQuery, KGQueryResult, ReviseQuery
 from schemas.reflexion import ReflexionState, ToolOutcome, ToolRun
 from schemas.run_context import KGQueryContext
+from schemas.settings import KG_QUERY_DEFAULTS, AgentSettings, KGQuerySettings, checked_settings
 
 __all__ = ["GenerateQuery", "KGQueryReflexionAgent", "ResponderWithRetries", "ReviseQuery"]
 
 REJECTED = "RejectedByReviewer"
-DEFAULT_TOOL_RESULTS_IN_PROMPT = 2  # the newest two results whole; older ones without their rows
-MAX_ROW_CAP = 100_000  # rows one query may bring back into the process
 
 
 class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
@@ -74,14 +71,14 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         conversation_factory: Callable[[], Any] | None = None,
         connection_args: dict[str, Any] | None = None,
         query_lang: str | None = "Cypher",
-        max_steps: int | None = DEFAULT_MAX_STEPS,
+        max_steps: int | None = KG_QUERY_DEFAULTS.max_steps,
         *,
         database: GraphDatabase | None = None,
-        query_timeout: float | None = DEFAULT_QUERY_TIMEOUT_S,
-        row_cap: int | None = DEFAULT_ROW_CAP,
-        rows_in_message: int = DEFAULT_ROWS_IN_MESSAGE,
-        allow_writes: bool = False,
-        require_approval: bool | None = None,
+        query_timeout: float | None = KG_QUERY_DEFAULTS.query_timeout,
+        row_cap: int | None = KG_QUERY_DEFAULTS.row_cap,
+        rows_in_message: int = KG_QUERY_DEFAULTS.rows_in_message,
+        allow_writes: bool = KG_QUERY_DEFAULTS.allow_writes,
+        require_approval: bool | None = KG_QUERY_DEFAULTS.require_approval,
         **engine_options: Any,
     ) -> None:
         if isinstance(conversation_factory, dict) or callable(connection_args):
@@ -91,16 +88,31 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
             )
         if connection_args is not None and not isinstance(connection_args, dict):
             raise ConfigurationError(f"connection_args must be a dict, got {type(connection_args).__name__}")
-        # A revision judges the newest result: older rows only cost tokens (benchmarks/prompt_growth.py).
-        engine_options.setdefault("tool_results_in_prompt", DEFAULT_TOOL_RESULTS_IN_PROMPT)
-        steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
-        super().__init__(conversation_factory or chat_model_from_env, steps, **engine_options)
+        # The engine's own options (checkpointer, logger) are not settings; the rest are checked here.
+        engine = {k: engine_options.pop(k) for k in ("checkpointer", "agent_logger") if k in engine_options}
+        settings = checked_settings(
+            KGQuerySettings,
+            max_steps=KG_QUERY_DEFAULTS.max_steps if max_steps is None else max_steps,
+            query_timeout=query_timeout,
+            row_cap=row_cap,
+            rows_in_message=rows_in_message,
+            allow_writes=allow_writes,
+            require_approval=require_approval,
+            **engine_options,
+        )
+        agent_fields = AgentSettings.model_fields
+        super().__init__(
+            conversation_factory or chat_model_from_env,
+            **{k: v for k, v in settings.model_dump().items() if k in agent_fields},
+            **engine,
+        )
+        self.settings = settings
         self.connection_args = dict(connection_args or {})
         self.query_lang = query_lang or "Cypher"
-        self.query_timeout = seconds("query_timeout", query_timeout)
-        self.row_cap = whole_number("row_cap", row_cap, low=1, high=MAX_ROW_CAP, none=True)
-        self.rows_in_message = whole_number("rows_in_message", rows_in_message, low=1, high=MAX_ROW_CAP)
-        self.allow_writes = allow_writes
+        self.query_timeout = settings.query_timeout
+        self.row_cap = settings.row_cap
+        self.rows_in_message = settings.rows_in_message
+        self.allow_writes = settings.allow_writes
         self.require_approval = env_flag(APPROVAL_ENV) if require_approval is None else require_approval
         self.databases = RunDatabases(self.connection_args, database)
         self._schema_prompts = KeyedCache()  # one kg_prompt per database

@@ -34,8 +34,7 @@ from nodes.tools.functions import FINISH, LLM_FALLBACK, LLM_FALLBACK_DESCRIPTION
 from schemas.errors import ConfigurationError
 from schemas.react import ReActAction, ReActResult
 from schemas.reflexion import ReflexionState, TokenUsage, ToolOutcome, ToolRun
-
-DEFAULT_REACT_MAX_STEPS = 6
+from schemas.settings import REACT_DEFAULTS
 
 
 def llm_tool(input: str) -> str:
@@ -50,7 +49,7 @@ class ReActAgent(ActionLoopAgent[ReActResult]):
         self,
         tools: Sequence[Callable[..., Any] | FunctionTool] = (),
         conversation_factory: Callable[[], Any] | None = None,
-        max_steps: int = DEFAULT_REACT_MAX_STEPS,
+        max_steps: int = REACT_DEFAULTS.max_steps,
         *,
         add_llm_as_fallback: bool = False,
         template: str = REACT_SYSTEM_TEMPLATE,

@@ -29,12 +29,10 @@ from nodes.models.resolve import chat_model_from_env
 from nodes.prompts.extraction import EXTRACTION_SYSTEM_PROMPT, extraction_prompt
 from nodes.react.action_responder import ActionResponder
 from nodes.reflexion.steps import outcomes_of, usage_of_state
-from nodes.reflexion.stop_rules import MAX_STEPS_LIMIT
 from schemas.errors import ConfigurationError
 from schemas.extraction import ExtractionAttempt, ExtractionResult, ExtractionStopReason, RawExtraction
 from schemas.reflexion import ReflexionState, ToolOutcome, ToolRun
-
-DEFAULT_MAX_RETRIES = 3
+from schemas.settings import EXTRACTION_DEFAULTS, ExtractionSettings, checked_settings
 
 
 class StructuredOutputReflectionAgent(ActionLoopAgent[ExtractionResult]):
@@ -44,17 +42,14 @@ class StructuredOutputReflectionAgent(ActionLoopAgent[ExtractionResult]):
         self,
         output_schema: type[BaseModel],
         conversation_factory: Callable[[], Any] | None = None,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_retries: int = EXTRACTION_DEFAULTS.max_retries,
         *,
         tool_calling: bool | None = None,
         checkpointer: Any = DURABLE,
     ) -> None:
         if not (isinstance(output_schema, type) and issubclass(output_schema, BaseModel)):
             raise ConfigurationError(f"output_schema must be a pydantic model class, got {output_schema!r}")
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or not 0 <= max_retries < MAX_STEPS_LIMIT:
-            raise ConfigurationError(
-                f"max_retries must be an integer from 0 to {MAX_STEPS_LIMIT - 1}, got {max_retries!r}"
-            )
+        max_retries = checked_settings(ExtractionSettings, max_retries=max_retries).max_retries
         super().__init__(conversation_factory or chat_model_from_env, max_retries + 1, checkpointer=checkpointer)
         self.output_schema = output_schema
         self.max_retries = max_retries

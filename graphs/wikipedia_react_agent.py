@@ -37,17 +37,12 @@ from nodes.tools.wikipedia_backends import WikipediaBackend
 from schemas.errors import ConfigurationError
 from schemas.react import ReActAction, ReActResult, WikipediaReActState
 from schemas.reflexion import ReflexionState, ToolOutcome, ToolRun
-
-DEFAULT_MAX_CALLS = 8  # the Gemini ReAct notebook's value, tuned in the ReAct paper
-MAX_CALLS_LIMIT = 50  # wider than that default of 8, for multi-hop questions on weaker models
+from schemas.settings import MAX_CALLS_LIMIT, WIKIPEDIA_DEFAULTS, WikipediaSettings, checked_settings
 
 
 def check_max_calls(max_calls: Any) -> int:
-    if isinstance(max_calls, bool) or not isinstance(max_calls, int) or not 1 <= max_calls <= MAX_CALLS_LIMIT:
-        raise ConfigurationError(
-            f"max_calls must be an integer from 1 to {MAX_CALLS_LIMIT} (default {DEFAULT_MAX_CALLS}), got {max_calls!r}"
-        )
-    return max_calls
+    """`max_calls` if it is a whole number within `WikipediaSettings`' bound."""
+    return checked_settings(WikipediaSettings, max_calls=max_calls).max_calls
 
 
 def load_prompt(prompt: str | os.PathLike[str]) -> str:
@@ -80,7 +75,7 @@ class WikipediaReActAgent(ActionLoopAgent[ReActResult]):
     def __init__(
         self,
         conversation_factory: Callable[[], Any] | None = None,
-        max_calls: int = DEFAULT_MAX_CALLS,
+        max_calls: int = WIKIPEDIA_DEFAULTS.max_calls,
         *,
         prompt: str | os.PathLike[str] = REACT_PROMPT,
         wikipedia: WikipediaTools | WikipediaBackend | None = None,

@@ -56,6 +56,7 @@ __all__ = [
 S = TypeVar("S", bound=BaseModel)
 
 MAX_STEPS_LIMIT: Final = 1000  # the most steps any agent may take
+MAX_CALLS_LIMIT: Final = 50  # the Wikipedia ReAct agent's model turns per question
 MAX_ROW_CAP: Final = 100_000  # rows one query may bring back into the process
 MAX_QUERY_TIMEOUT_S: Final = 86_400.0  # a day
 MAX_CACHE_SECONDS: Final = 7 * 86_400.0  # a week
@@ -223,7 +224,9 @@ class WikipediaSettings(Settings):
 
     # 8 is the Gemini ReAct notebook's value, tuned in the ReAct paper; up to 50 for multi-hop
     # questions on weaker models
-    max_calls: int = Field(default=8, ge=1, le=50, description="Model turns (tool calls) a question may take")
+    max_calls: int = Field(
+        default=8, ge=1, le=MAX_CALLS_LIMIT, description="Model turns (tool calls) a question may take"
+    )
 
 
 AGENT_DEFAULTS: Final = AgentSettings()
