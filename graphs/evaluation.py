@@ -33,9 +33,12 @@ from nodes.models.resolve import chat_model_from_env
 from schemas.errors import ConfigurationError
 from schemas.evaluation import AgentAnswer, EvaluationReport, QuestionTrace
 from schemas.run_result import QueryAnswer
+from schemas.settings import FLOW_DEFAULTS
 from schemas.text2cypher import Flow
 
 GOLD_MODELS = ("oracle", "corrupt")
+EVAL_MAX_STEPS = 10  # fewer than an agent's own 30: a question that needs more counts as missed
+EVAL_QUERY_TIMEOUT_S = FLOW_DEFAULTS.query_timeout or 10.0  # the agents' own default; never unbounded here
 EVAL_ROW_CAP = 10_000  # gold and answers share one cap; a gold result above it is excluded
 
 
@@ -148,8 +151,8 @@ async def evaluate(
     db: GraphDatabase,
     dataset: str = "",
     concurrency: int = 8,
-    max_steps: int = 10,
-    query_timeout: float = 10.0,
+    max_steps: int = EVAL_MAX_STEPS,
+    query_timeout: float = EVAL_QUERY_TIMEOUT_S,
     faults: list[str] | None = None,
     chat: Any = None,
     trust_non_empty_result: bool = True,

@@ -37,6 +37,7 @@ from graphs.cli.evaluate import add_eval_command
 from graphs.cli.exit_codes import EXIT_ANSWERED, EXIT_CONFIGURATION, EXIT_DATABASE
 from graphs.text2cypher_flow import FLOWS
 from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
+from schemas.settings import AGENT_DEFAULTS, EXTRACTION_DEFAULTS, ExtractionSettings, setting_help
 
 
 def cmd_draw(args: argparse.Namespace, out: Console) -> int:
@@ -68,8 +69,8 @@ def _run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--max-steps",
         type=int,
-        help="step limit of the reflexion loop (default 30); a run keeps the one it started with: "
-        "`resume` may lower it, never raise it",
+        help=f"step limit of the reflexion loop (default {AGENT_DEFAULTS.max_steps}); a run keeps the one it "
+        "started with: `resume` may lower it, never raise it",
     )
     command.add_argument("--approve", action="store_true", help="ask at the terminal before each generated query runs")
     command.add_argument("--json", action="store_true", help="print the result as one JSON object")
@@ -107,7 +108,12 @@ def parser() -> argparse.ArgumentParser:
     extract = commands.add_parser("extract", help="extract validated structured output from a passage")
     extract.add_argument("passage")
     extract.add_argument("--schema", default="schemas.extraction:CarCollection", help="package.module:PydanticModel")
-    extract.add_argument("--max-retries", type=int, default=3)
+    extract.add_argument(
+        "--max-retries",
+        type=int,
+        default=EXTRACTION_DEFAULTS.max_retries,
+        help=setting_help(ExtractionSettings, "max_retries"),
+    )
     extract.add_argument("--model")
     extract.add_argument("--json", action="store_true")
     extract.set_defaults(run=cmd_extract)

@@ -33,15 +33,15 @@ from rich.progress import (
 )
 
 from graphs.cli.ask import database
-from graphs.evaluation import AGENTS, evaluate
+from graphs.evaluation import AGENTS, EVAL_MAX_STEPS, EVAL_QUERY_TIMEOUT_S, evaluate
 from nodes.evaluation.dataset import load_dataset
 from nodes.evaluation.faults import FAULTS
 from nodes.evaluation.report import markdown
 from nodes.graphdb.demo_data import MOVIES_QUESTIONS_CSV
 from nodes.models.resolve import DEFAULT_MODEL, MODEL_ENV
-from nodes.reflexion.stop_rules import MAX_STEPS_LIMIT
 from schemas.errors import ConfigurationError
 from schemas.evaluation import QuestionTrace
+from schemas.settings import MAX_STEPS_LIMIT
 
 EXIT_DONE, EXIT_BELOW_TARGET = 0, 1
 
@@ -64,8 +64,18 @@ def add_eval_command(commands: Any) -> None:
     )
     ev.add_argument("--limit", type=int, help="only the first N questions")
     ev.add_argument("--concurrency", type=int, default=8, help="questions running at once (default 8)")
-    ev.add_argument("--max-steps", type=int, default=10)
-    ev.add_argument("--query-timeout", type=float, default=10.0, help="seconds per query, gold and generated")
+    ev.add_argument(
+        "--max-steps",
+        type=int,
+        default=EVAL_MAX_STEPS,
+        help=f"step limit of the reflexion agent per question (default {EVAL_MAX_STEPS})",
+    )
+    ev.add_argument(
+        "--query-timeout",
+        type=float,
+        default=EVAL_QUERY_TIMEOUT_S,
+        help=f"seconds per query, gold and generated (default {EVAL_QUERY_TIMEOUT_S:g})",
+    )
     ev.add_argument("--faults", help=f"corrupt model: comma-separated fault kinds (default all: {', '.join(FAULTS)})")
     ev.add_argument(
         "--no-trust-non-empty",
