@@ -17,8 +17,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from graphs.cli.exit_codes import EXIT_ANSWERED, EXIT_CONFIGURATION, EXIT_DATABASE, EXIT_NO_ANSWER
-from graphs.kg_query_agent import KGQueryReflexionAgent
+from graphs.cli.ask import ASKABLE
+from graphs.cli.exit_codes import EXIT_CONFIGURATION, EXIT_DATABASE, exit_code
+from graphs.runner import Runner
 from nodes.graphdb import connect
 from nodes.graphdb.connect import load_demo_if_new
 from nodes.graphdb.locations import default_connection_args
@@ -26,6 +27,7 @@ from nodes.models.resolve import chat_model_from_env
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
 from schemas.reflexion import ToolOutcome
 from schemas.run_result import RunResult
+from schemas.settings import AGENT_DEFAULTS
 
 DEFAULT_QUESTION = "Which movies did Tom Hanks act in?"
 
@@ -69,7 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Ask the embedded movies knowledge graph a question.")
     parser.add_argument("question", nargs="?", default=DEFAULT_QUESTION)
     parser.add_argument("--model", help="model name, e.g. openai:gpt-4o-mini (default: $REFLEXION_MODEL)")
-    parser.add_argument("--max-steps", type=int, default=30)
+    parser.add_argument(
+        "--max-steps", type=int, help=f"step limit of the reflexion loop (default {AGENT_DEFAULTS.max_steps})"
+    )
     parser.add_argument("--data-dir", help="embedded database directory (default: $REFLEXION_DATA_DIR)")
     args = parser.parse_args(argv)
     try:
@@ -79,9 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         report = load_demo_if_new(db, where)
         if report is not None:
             print(f"Loaded the movies graph ({report.executed} statements).", flush=True)
-        agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=db, max_steps=args.max_steps)
+        runner = Runner(ASKABLE["reflexion"](model, db, args.max_steps))  # what `reflexion ask` runs
         print(f"Question: {args.question}", flush=True)
-        result = agent.execute(args.question, on_step=print_step)
+        result = runner.ask(args.question, on_step=print_step)
     except ConfigurationError as e:
         print(f"Configuration error: {e}", file=sys.stderr)
         return EXIT_CONFIGURATION
@@ -89,9 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Database unavailable: {e}", file=sys.stderr)
         return EXIT_DATABASE
     print_result(result)
-    if result.stop_reason == "tool_unavailable":
-        return EXIT_DATABASE
-    return EXIT_ANSWERED if result.answered else EXIT_NO_ANSWER
+    return exit_code(result)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from typing import Any
 from rich.console import Console
 
 from graphs.cli.ask import LiveProgress
-from graphs.cli.exit_codes import EXIT_ANSWERED, EXIT_NO_ANSWER
+from graphs.cli.exit_codes import exit_code
 from nodes.models.resolve import chat_model_from_env
 from schemas.errors import ConfigurationError
 from schemas.run_result import RunResult
@@ -28,7 +28,7 @@ def _finish(result: RunResult, payload: dict[str, Any], args: argparse.Namespace
         print(json.dumps(payload, ensure_ascii=False, default=str))
     else:
         out.print("\n" + result.summary(), highlight=False, markup=False)
-    return EXIT_ANSWERED if result.answered else EXIT_NO_ANSWER
+    return exit_code(result)
 
 
 def cmd_react(args: argparse.Namespace, out: Console) -> int:

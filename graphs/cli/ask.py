@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.prompt import Prompt
 
 from graphs.cli.catalog import require_graph
-from graphs.cli.exit_codes import EXIT_ANSWERED, EXIT_DATABASE, EXIT_NO_ANSWER
+from graphs.cli.exit_codes import exit_code
 from graphs.runner import ResumeOptions, Runner, RunTarget
 from graphs.text2cypher_flow import FLOWS, Text2CypherFlow
 from nodes.graphdb import connect
@@ -162,8 +162,7 @@ def _run(runner: Runner[Any], args: argparse.Namespace, progress: LiveProgress, 
 
 
 def report(result: RunResult, args: argparse.Namespace, out: Console) -> int:
-    answered = result.answered
-    code = EXIT_DATABASE if result.stop_reason == "tool_unavailable" else EXIT_ANSWERED if answered else EXIT_NO_ANSWER
+    code = exit_code(result)
     if args.json:
         print(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, default=str))
     else:

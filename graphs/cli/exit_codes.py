@@ -1,6 +1,15 @@
 """The exit codes every command of the project uses, as `reflexion --help` and the README list them."""
 
+from schemas.run_result import RunResult
+
 EXIT_ANSWERED = 0  # the run answered
 EXIT_NO_ANSWER = 1  # the run ended without a usable answer (eval: accuracy below --min-accuracy)
 EXIT_CONFIGURATION = 2  # no model key, a missing provider package, an unknown graph or flow, bad settings
 EXIT_DATABASE = 3  # the database could not be reached, before or during the run
+
+
+def exit_code(result: RunResult) -> int:
+    """The exit code of a finished run, whichever agent or flow made it."""
+    if result.stop_reason == "tool_unavailable":
+        return EXIT_DATABASE
+    return EXIT_ANSWERED if result.answered else EXIT_NO_ANSWER
