@@ -160,7 +160,7 @@ class ReflexionAgent(AgentLoop[ResultT]):
         asked = getattr(self.run_context(), "score_threshold", None)
         return float(asked) if asked is not None else self.score_threshold
 
-    def _stop_reason(self, state: ReflexionState) -> StopReason | None:
+    def _stop_reason(self, state: ReflexionState) -> str | None:
         """The stop rules, in order: step limit, score above threshold, non-empty result, no progress."""
         return check_stop(
             state,
