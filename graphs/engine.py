@@ -41,7 +41,7 @@ from nodes.reflexion.stop_rules import (
     satisfied_by_score,
     unbelieved_score_note,
 )
-from schemas.reflexion import ReflexionAgentResult, ReflexionState, StopReason, ToolRun
+from schemas.reflexion import ReflexionAgentResult, ReflexionState, ToolRun
 from schemas.run_result import RunResult
 from schemas.settings import AGENT_DEFAULTS, AgentSettings, checked_settings
 
