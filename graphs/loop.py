@@ -9,12 +9,12 @@ with a recursion error, token accounting, and running through the shared `Runner
 
 What an agent adds is how a turn is answered and what ends the run. Two families build on it
 as siblings: `ReflexionAgent` (graphs/engine.py: scored revisions, biochatter's hooks) and
-`ActionLoopAgent` (one action per model turn: ReAct, validated extraction).
+`ActionLoopAgent` (one action per model turn: ReAct, validated extraction). The nodes
+themselves, the same for every agent, are in `graphs/loop_nodes.py`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -22,25 +22,22 @@ from typing import Any, Generic, Literal, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
-from langchain_core.runnables import RunnableLambda
-from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
+from graphs.loop_nodes import LoopNodes
 from graphs.runner import ResumeOptions, Runner
 from nodes.checkpoints import resolve_checkpointer
 from nodes.common.responder import Responder, ResponderReply
-from nodes.common.responder_with_retries import ResponderWithRetries, arespond_with, respond_with
+from nodes.common.responder_with_retries import ResponderWithRetries
 from nodes.keyed_cache import KeyedCache
 from nodes.models.resolve import chat_model_from_env, resolve_chat_model
 from nodes.models.wire import without_surrogates
-from nodes.reflexion.prompt_view import prompt_messages
-from nodes.reflexion.steps import draft_update, fresh_run, tool_update, unavailable_tool_run, with_notice
-from nodes.run_context import current_context, runtime_context, started_context, stored_context
-from nodes.run_limits import recorded, recorded_limits, refuse_raised_limits, with_limits
+from nodes.run_context import current_context
+from nodes.run_limits import recorded
 from nodes.settings_checks import checkpointer_setting
-from schemas.errors import ConfigurationError, DatabaseUnavailableError
+from schemas.errors import ConfigurationError
 from schemas.reflexion import ReflexionInput, ReflexionOutput, ReflexionState, ToolRun
 from schemas.run_context import AgentContext
 from schemas.run_result import RunResult
@@ -190,136 +187,11 @@ class AgentLoop(ABC, Generic[ResultT]):
         An agent with limits of its own (timeouts, row caps) adds them."""
         return {"max_steps": self._max_steps({})}
 
-    # -- the nodes ------------------------------------------------------------------
-
-    def _prompt_view(self, state: ReflexionState) -> list[BaseMessage]:
-        """The memory as the model sees it: older tool results shortened when `tool_results_in_prompt` is set."""
-        return prompt_messages(state["messages"], self.tool_results_in_prompt)
-
-    def _asked(self, state: ReflexionState) -> tuple[dict[str, Any], ReflexionState, dict[str, Any] | None]:
-        """(the question update, the state the draft sees, or the update that ends the run before the
-        draft: no question, or a tool that cannot be reached). A run started with messages only
-        (LangGraph server, Studio, `graph.invoke`) asks its last user message."""
-        asked: dict[str, Any] = {}
-        messages = state.get("messages") or []
-        last = messages[-1] if messages else None
-        shaped = self._question_message(state.get("question") or "").content
-        if isinstance(last, HumanMessage) and last.content != shaped:  # `execute` shapes its own
-            message = self._question_message(last.text.strip())
-            message.id = last.id  # replaces the raw message in the memory
-            asked = {"question": last.text.strip(), "messages": [message]}
-        kept = messages[: -1 if asked else None]
-        state = {**state, **asked, "messages": [*kept, *asked.get("messages", [])]}  # type: ignore[typeddict-item]
-        if not (state.get("question") or "").strip():
-            error = "the run has no question: send a non-empty user message"
-            return asked, state, {**asked, **fresh_run(), "stop_reason": "invalid_input", "error": error}
-        try:
-            self._tool_ready(state)
-        except DatabaseUnavailableError as e:
-            return asked, state, {**asked, **fresh_run(), "stop_reason": "tool_unavailable", "error": str(e)}
-        return asked, state, None
-
-    def _drafted(self, asked: dict[str, Any], reply: ResponderReply) -> dict[str, Any]:
-        update = draft_update(reply, self._action_of)
-        if asked:
-            update = {**asked, **update, "messages": [*asked["messages"], *update.get("messages", [])]}
-        return update
-
-    def _draft_node(self, state: ReflexionState) -> dict[str, Any]:
-        asked, state, ended = self._asked(state)
-        if ended is not None:
-            return ended
-        return self._drafted(
-            asked, respond_with(self._responder("draft", state.get("prompt")), self._prompt_view(state))
-        )
-
-    async def _adraft_node(self, state: ReflexionState) -> dict[str, Any]:
-        # Checking the tool and building a responder may read the database: keep them off the event loop.
-        asked, state, ended = await asyncio.to_thread(self._asked, state)
-        if ended is not None:
-            return ended
-        responder = await asyncio.to_thread(self._responder, "draft", state.get("prompt"))
-        return self._drafted(asked, await arespond_with(responder, self._prompt_view(state)))
-
-    def _revise_node(self, state: ReflexionState) -> dict[str, Any]:
-        reply = respond_with(self._responder("revise", state.get("prompt")), self._prompt_view(state))
-        return self._revised(state, reply)
-
-    async def _arevise_node(self, state: ReflexionState) -> dict[str, Any]:
-        responder = await asyncio.to_thread(self._responder, "revise", state.get("prompt"))
-        return self._revised(state, await arespond_with(responder, self._prompt_view(state)))
-
-    def _execute_tool_node(self, state: ReflexionState) -> dict[str, Any]:
-        skipped = self._skipped(state)
-        if skipped is not None:
-            return tool_update(state, with_notice(skipped, state.get("notice")))
-        try:
-            run = self._run_tool(state)
-        except DatabaseUnavailableError as e:
-            return tool_update(state, unavailable_tool_run(state, e), stop_reason="tool_unavailable")
-        update = tool_update(state, with_notice(run, state.get("notice")))
-        update["stop_reason"] = self._stop_after_tool({**state, **update})  # type: ignore[typeddict-item]
-        return update
-
-    async def _aexecute_tool_node(self, state: ReflexionState) -> dict[str, Any]:
-        return await asyncio.to_thread(self._execute_tool_node, state)
-
-    @staticmethod
-    def _route_after_draft(state: ReflexionState) -> Literal["execute_tool", "__end__"]:
-        """Only a draft the model could not produce (or a run with no question) ends the run here."""
-        return "__end__" if state.get("stop_reason") else "execute_tool"
-
-    @staticmethod
-    def _route_after_execute_tool(state: ReflexionState) -> Literal["revise", "__end__"]:
-        return "__end__" if state.get("stop_reason") else "revise"
-
-    def _in_run(self, name: str, node: Callable[[Any], Any], anode: Callable[[Any], Any]) -> RunnableLambda:
-        """A node (sync and async) that reads the run's stored context; the run's first node stores
-        the context the run was started with and the limits in force, so a resumed run keeps its
-        settings and limits whoever resumes it (`nodes.run_limits`), and which graph it is."""
-        starts = name == "draft"
-
-        def begin(state: ReflexionState) -> dict[str, Any] | None:
-            if not starts:
-                refuse_raised_limits(state.get("run_context"), runtime_context())
-                return state.get("run_context")
-            with stored_context(None), recorded_limits(None):  # not those of a run this one runs inside
-                return with_limits(started_context(self.graph_name), self._run_limits())
-
-        def sync(state: ReflexionState) -> Any:
-            run_context = begin(state)
-            with stored_context(run_context), recorded_limits(run_context):
-                update = node(state)
-            return {**update, "run_context": run_context} if starts else update
-
-        async def asynchronous(state: ReflexionState) -> Any:
-            run_context = begin(state)
-            with stored_context(run_context), recorded_limits(run_context):
-                update = await anode(state)
-            return {**update, "run_context": run_context} if starts else update
-
-        return RunnableLambda(sync, afunc=asynchronous, name=name)
-
     # -- the graph and the run API (`graphs.runner.RunTarget`) ------------------------------
 
     def build_graph(self) -> CompiledStateGraph[Any, Any, Any, Any]:
         """Compile the state machine; nodes run sync under `invoke` and async under `ainvoke`."""
-        builder: StateGraph[Any, Any, Any, Any] = StateGraph(
-            self.state_schema,
-            context_schema=self.context_schema,
-            input_schema=self.input_schema,
-            output_schema=self.graph_output_schema,
-        )
-        builder.add_node("draft", self._in_run("draft", self._draft_node, self._adraft_node))
-        builder.add_node(
-            "execute_tool", self._in_run("execute_tool", self._execute_tool_node, self._aexecute_tool_node)
-        )
-        builder.add_node("revise", self._in_run("revise", self._revise_node, self._arevise_node))
-        builder.add_edge(START, "draft")
-        builder.add_conditional_edges("draft", self._route_after_draft)
-        builder.add_conditional_edges("execute_tool", self._route_after_execute_tool)
-        builder.add_conditional_edges("revise", self._route_after_revise)
-        compiled = builder.compile(checkpointer=self.checkpointer, name=self.graph_name)
+        compiled = LoopNodes(self).builder().compile(checkpointer=self.checkpointer, name=self.graph_name)
         # Any caller (execute, a notebook, LangGraph server) gets a recursion limit that fits any
         # step limit a run may ask for.
         return compiled.with_config(recursion_limit=self.recursion_limit())

@@ -1,0 +1,162 @@
+"""The three nodes of `AgentLoop` (each sync and async) and the graph they make, over an agent's hooks.
+
+The nodes are the same for every agent: `draft` asks the question (or ends a run that has none, or
+whose tool cannot be reached), `execute_tool` runs the pending action (or skips one that already
+ran), `revise` asks again; each node reads the run's stored context, and the first stores it. What
+differs between agents is only what the hooks they call return (`graphs.loop.AgentLoop`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableLambda
+from langgraph.graph import START, StateGraph
+
+from nodes.common.responder import ResponderReply
+from nodes.common.responder_with_retries import arespond_with, respond_with
+from nodes.reflexion.prompt_view import prompt_messages
+from nodes.reflexion.steps import draft_update, fresh_run, tool_update, unavailable_tool_run, with_notice
+from nodes.run_context import runtime_context, started_context, stored_context
+from nodes.run_limits import recorded_limits, refuse_raised_limits, with_limits
+from schemas.errors import DatabaseUnavailableError
+from schemas.reflexion import ReflexionState
+
+if TYPE_CHECKING:
+    from graphs.loop import AgentLoop
+
+
+class LoopNodes:
+    """The nodes of one agent's loop."""
+
+    def __init__(self, agent: AgentLoop[Any]) -> None:
+        self.agent = agent
+
+    def prompt_view(self, state: ReflexionState) -> list[BaseMessage]:
+        """The memory as the model sees it: older tool results shortened when `tool_results_in_prompt` is set."""
+        return prompt_messages(state["messages"], self.agent.tool_results_in_prompt)
+
+    def asked(self, state: ReflexionState) -> tuple[dict[str, Any], ReflexionState, dict[str, Any] | None]:
+        """(the question update, the state the draft sees, or the update that ends the run before the
+        draft: no question, or a tool that cannot be reached). A run started with messages only
+        (LangGraph server, Studio, `graph.invoke`) asks its last user message."""
+        asked: dict[str, Any] = {}
+        messages = state.get("messages") or []
+        last = messages[-1] if messages else None
+        shaped = self.agent._question_message(state.get("question") or "").content
+        if isinstance(last, HumanMessage) and last.content != shaped:  # `execute` shapes its own
+            message = self.agent._question_message(last.text.strip())
+            message.id = last.id  # replaces the raw message in the memory
+            asked = {"question": last.text.strip(), "messages": [message]}
+        kept = messages[: -1 if asked else None]
+        state = {**state, **asked, "messages": [*kept, *asked.get("messages", [])]}  # type: ignore[typeddict-item]
+        if not (state.get("question") or "").strip():
+            error = "the run has no question: send a non-empty user message"
+            return asked, state, {**asked, **fresh_run(), "stop_reason": "invalid_input", "error": error}
+        try:
+            self.agent._tool_ready(state)
+        except DatabaseUnavailableError as e:
+            return asked, state, {**asked, **fresh_run(), "stop_reason": "tool_unavailable", "error": str(e)}
+        return asked, state, None
+
+    def drafted(self, asked: dict[str, Any], reply: ResponderReply) -> dict[str, Any]:
+        update = draft_update(reply, self.agent._action_of)
+        if asked:
+            update = {**asked, **update, "messages": [*asked["messages"], *update.get("messages", [])]}
+        return update
+
+    def draft(self, state: ReflexionState) -> dict[str, Any]:
+        asked, state, ended = self.asked(state)
+        if ended is not None:
+            return ended
+        return self.drafted(
+            asked, respond_with(self.agent._responder("draft", state.get("prompt")), self.prompt_view(state))
+        )
+
+    async def adraft(self, state: ReflexionState) -> dict[str, Any]:
+        # Checking the tool and building a responder may read the database: keep them off the event loop.
+        asked, state, ended = await asyncio.to_thread(self.asked, state)
+        if ended is not None:
+            return ended
+        responder = await asyncio.to_thread(self.agent._responder, "draft", state.get("prompt"))
+        return self.drafted(asked, await arespond_with(responder, self.prompt_view(state)))
+
+    def revise(self, state: ReflexionState) -> dict[str, Any]:
+        reply = respond_with(self.agent._responder("revise", state.get("prompt")), self.prompt_view(state))
+        return self.agent._revised(state, reply)
+
+    async def arevise(self, state: ReflexionState) -> dict[str, Any]:
+        responder = await asyncio.to_thread(self.agent._responder, "revise", state.get("prompt"))
+        return self.agent._revised(state, await arespond_with(responder, self.prompt_view(state)))
+
+    def execute_tool(self, state: ReflexionState) -> dict[str, Any]:
+        skipped = self.agent._skipped(state)
+        if skipped is not None:
+            return tool_update(state, with_notice(skipped, state.get("notice")))
+        try:
+            run = self.agent._run_tool(state)
+        except DatabaseUnavailableError as e:
+            return tool_update(state, unavailable_tool_run(state, e), stop_reason="tool_unavailable")
+        update = tool_update(state, with_notice(run, state.get("notice")))
+        update["stop_reason"] = self.agent._stop_after_tool({**state, **update})  # type: ignore[typeddict-item]
+        return update
+
+    async def aexecute_tool(self, state: ReflexionState) -> dict[str, Any]:
+        return await asyncio.to_thread(self.execute_tool, state)
+
+    @staticmethod
+    def route_after_draft(state: ReflexionState) -> Literal["execute_tool", "__end__"]:
+        """Only a draft the model could not produce (or a run with no question) ends the run here."""
+        return "__end__" if state.get("stop_reason") else "execute_tool"
+
+    @staticmethod
+    def route_after_execute_tool(state: ReflexionState) -> Literal["revise", "__end__"]:
+        return "__end__" if state.get("stop_reason") else "revise"
+
+    def in_run(self, name: str, node: Callable[[Any], Any], anode: Callable[[Any], Any]) -> RunnableLambda:
+        """A node (sync and async) that reads the run's stored context; the run's first node stores
+        the context the run was started with and the limits in force, so a resumed run keeps its
+        settings and limits whoever resumes it (`nodes.run_limits`), and which graph it is."""
+        starts = name == "draft"
+
+        def begin(state: ReflexionState) -> dict[str, Any] | None:
+            if not starts:
+                refuse_raised_limits(state.get("run_context"), runtime_context())
+                return state.get("run_context")
+            with stored_context(None), recorded_limits(None):  # not those of a run this one runs inside
+                return with_limits(started_context(self.agent.graph_name), self.agent._run_limits())
+
+        def sync(state: ReflexionState) -> Any:
+            run_context = begin(state)
+            with stored_context(run_context), recorded_limits(run_context):
+                update = node(state)
+            return {**update, "run_context": run_context} if starts else update
+
+        async def asynchronous(state: ReflexionState) -> Any:
+            run_context = begin(state)
+            with stored_context(run_context), recorded_limits(run_context):
+                update = await anode(state)
+            return {**update, "run_context": run_context} if starts else update
+
+        return RunnableLambda(sync, afunc=asynchronous, name=name)
+
+    def builder(self) -> StateGraph[Any, Any, Any, Any]:
+        """The loop's graph, not yet compiled: the agent's schemas, three nodes and their routes."""
+        agent = self.agent
+        builder: StateGraph[Any, Any, Any, Any] = StateGraph(
+            agent.state_schema,
+            context_schema=agent.context_schema,
+            input_schema=agent.input_schema,
+            output_schema=agent.graph_output_schema,
+        )
+        builder.add_node("draft", self.in_run("draft", self.draft, self.adraft))
+        builder.add_node("execute_tool", self.in_run("execute_tool", self.execute_tool, self.aexecute_tool))
+        builder.add_node("revise", self.in_run("revise", self.revise, self.arevise))
+        builder.add_edge(START, "draft")
+        builder.add_conditional_edges("draft", self.route_after_draft)
+        builder.add_conditional_edges("execute_tool", self.route_after_execute_tool)
+        builder.add_conditional_edges("revise", agent._route_after_revise)
+        return builder
