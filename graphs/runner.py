@@ -34,8 +34,10 @@ StepCallback = Callable[[int, str, BaseMessage | None, dict[str, Any]], None]
 EventCallback = Callable[[dict[str, Any]], None]
 """Told of every progress event a step writes (`{"label", "payload"}`; the text-to-Cypher flows write them)."""
 
-#: Updates (pauses and step reports), values (the final state) and custom (progress events).
-STREAM_MODES: list[StreamMode] = ["updates", "values", "custom"]
+#: Updates (pauses and step reports) and values (the final state); custom (progress events) only
+#: when someone listens: LangGraph then routes every step's writer through the stream.
+STREAM_MODES: list[StreamMode] = ["updates", "values"]
+WITH_EVENTS: list[StreamMode] = [*STREAM_MODES, "custom"]
 
 
 class ResumeOptions(TypedDict, total=False):
@@ -88,8 +90,11 @@ class RunTarget(Protocol[ResultT]):
 class _Run(Generic[ResultT]):
     """One run in progress: what the stream said so far (state, pause), turned into events and a result."""
 
-    def __init__(self, runner: Runner[ResultT], inputs: Any, options: RunOptions, steps: int | None) -> None:
+    def __init__(
+        self, runner: Runner[ResultT], inputs: Any, options: RunOptions, steps: int | None, events: bool
+    ) -> None:
         target = runner.target
+        self.modes = WITH_EVENTS if events else STREAM_MODES
         self.runner, self.on_step = runner, options.get("on_step")
         self.config = runner.config(options.get("thread_id"), steps)
         self.context = checked_context(target.context_schema, options.get("context"))
@@ -147,24 +152,31 @@ class Runner(Generic[ResultT]):
 
     def events(self, inputs: Any, steps: int | None = None, **options: Unpack[RunOptions]) -> Iterator[Any]:
         """Each progress event as it happens, then the result (the last item)."""
-        run = _Run(self, inputs, options, steps)
-        for mode, chunk in self.target.graph.stream(inputs, run.config, stream_mode=STREAM_MODES, context=run.context):
+        run = _Run(self, inputs, options, steps, events=self._wants_events(options))
+        for mode, chunk in self.target.graph.stream(inputs, run.config, stream_mode=run.modes, context=run.context):
             if (event := run.take(mode, chunk)) is not None:
                 yield event
         yield run.result()
 
     async def aevents(self, inputs: Any, steps: int | None = None, **options: Unpack[RunOptions]) -> AsyncIterator[Any]:
         """`events`, asynchronously: model calls are awaited, blocking steps run in worker threads."""
-        run = _Run(self, inputs, options, steps)
-        stream = self.target.graph.astream(inputs, run.config, stream_mode=STREAM_MODES, context=run.context)
+        run = _Run(self, inputs, options, steps, events=self._wants_events(options))
+        stream = self.target.graph.astream(inputs, run.config, stream_mode=run.modes, context=run.context)
         async for mode, chunk in stream:
             if (event := run.take(mode, chunk)) is not None:
                 yield event
         yield run.result()
 
+    @staticmethod
+    def _wants_events(options: RunOptions) -> bool:
+        """Progress events are streamed to a caller iterating `events` itself (no `on_event` key), or
+        to an `on_event`; `run` says `on_event=None` when no one listens."""
+        return options.get("on_event", ...) is not None
+
     def run(self, inputs: Any, steps: int | None = None, **options: Unpack[RunOptions]) -> ResultT:
         """Run the graph from `inputs` to its end (or its pause); progress goes to the callbacks."""
         on_event, last = options.get("on_event"), None
+        options["on_event"] = on_event  # said, even when None: no one listens for events then
         for last in self.events(inputs, steps, **options):
             if on_event is not None and not isinstance(last, RunResult):
                 on_event(last)
@@ -172,6 +184,7 @@ class Runner(Generic[ResultT]):
 
     async def arun(self, inputs: Any, steps: int | None = None, **options: Unpack[RunOptions]) -> ResultT:
         on_event, last = options.get("on_event"), None
+        options["on_event"] = on_event
         async for last in self.aevents(inputs, steps, **options):
             if on_event is not None and not isinstance(last, RunResult):
                 on_event(last)
