@@ -25,6 +25,7 @@ from graphs.runner import RunOptions, StepCallback
 from nodes.checkpoints import DURABLE
 from nodes.common.responder import Responder, ResponderReply
 from nodes.common.responder_with_retries import ResponderWithRetries
+from nodes.graphdb.cypher_text import normalise_query
 from nodes.reflexion.scoring import parse_score
 from nodes.reflexion.steps import (
     default_action_of,
@@ -57,7 +58,7 @@ class ReflexionAgent(AgentLoop[ResultT]):
     #: The result a run returns; its fields are those of `ReflexionAgentResult`.
     result_type: type[ReflexionAgentResult] = ReflexionAgentResult
     #: How a skipped action is named to the model ("the same query that already ran").
-    action_noun = "action"
+    action_noun = "query"
 
     def __init__(
         self,
@@ -112,7 +113,7 @@ class ReflexionAgent(AgentLoop[ResultT]):
     def _parse_final_result(self, output: ReflexionState) -> ResultT:
         """The result of a finished run: the executed action chosen as the answer, and its rows."""
         outcomes = outcomes_of(output)
-        chosen = answer_outcome(outcomes, output.get("stop_reason"))  # type: ignore[arg-type]
+        chosen = answer_outcome(outcomes, output.get("stop_reason"))
         result = self.result_type(
             answer=chosen.action if chosen else None,
             tool_result=chosen.rows if chosen and chosen.error is None else None,
@@ -143,8 +144,9 @@ class ReflexionAgent(AgentLoop[ResultT]):
         return default_action_of(parsed)
 
     def _action_key(self, action: str) -> str:
-        """What makes two actions the same for the repeat check: by default, equal up to whitespace."""
-        return " ".join(action.split())
+        """What makes two actions the same for the repeat check: by default, equal once layout,
+        comments and a trailing semicolon are left out (differences inside string literals count)."""
+        return normalise_query(action)
 
     def _skipped(self, state: ReflexionState) -> ToolRun | None:
         return skipped_tool_run(state, self._action_key, self.action_noun)

@@ -31,7 +31,6 @@ from graphs.runner import RunOptions
 from nodes.common.approval import approval_request, read_decision
 from nodes.common.responder import Responder
 from nodes.common.responder_with_retries import ResponderWithRetries
-from nodes.graphdb.cypher_text import normalise_query
 from nodes.graphdb.hook_database import HookDatabase, connect_hook
 from nodes.graphdb.protocol import GraphDatabase
 from nodes.graphdb.run_databases import RunDatabases
@@ -64,7 +63,6 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
 
     context_schema = KGQueryContext
     result_type = KGQueryResult
-    action_noun = "query"
 
     def __init__(
         self,
@@ -282,11 +280,6 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         """Close the database connections this agent opened."""
         self.databases.close()
         self._schema_prompts.clear()
-
-    def _action_key(self, action: str) -> str:
-        """Queries that differ only in layout, comments or a trailing semicolon are the same query;
-        differences inside string literals are not."""
-        return normalise_query(action)
 
     def execute(self, question: str, kg_prompt: str | None = None, **options: Unpack[RunOptions]) -> KGQueryResult:
         """Run the loop; `kg_prompt` defaults to one built from the live schema."""

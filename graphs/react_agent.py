@@ -34,7 +34,7 @@ from nodes.tools.functions import FINISH, LLM_FALLBACK, LLM_FALLBACK_DESCRIPTION
 from schemas.errors import ConfigurationError
 from schemas.react import ReActAction, ReActResult
 from schemas.reflexion import ReflexionState, TokenUsage, ToolOutcome, ToolRun
-from schemas.settings import REACT_DEFAULTS
+from schemas.settings import REACT_DEFAULTS, ReActSettings, checked_settings
 
 
 def llm_tool(input: str) -> str:
@@ -57,6 +57,7 @@ class ReActAgent(ActionLoopAgent[ReActResult]):
         native_tool_calls: bool | None = None,
         checkpointer: Any = DURABLE,
     ) -> None:
+        max_steps = checked_settings(ReActSettings, max_steps=max_steps).max_steps
         super().__init__(conversation_factory or chat_model_from_env, max_steps, checkpointer=checkpointer)
         offered: list[Callable[..., Any] | FunctionTool] = list(tools)
         if add_llm_as_fallback:

@@ -144,7 +144,9 @@ class Runner(Generic[ResultT]):
         extra: dict[str, Any] = {"thread_id": config.get("configurable", {}).get("thread_id")}
         if pending is not None:
             extra.update(stop_reason="awaiting_approval", pending_approval=pending)
-        result = self.target.result_of(state).model_copy(update=extra)
+        result = self.target.result_of(state)
+        if isinstance(result, BaseModel):  # a biochatter-style `_parse_final_result` may return a plain object
+            result = result.model_copy(update={k: v for k, v in extra.items() if k in type(result).model_fields})
         self.target.log_result(result)
         return result
 
@@ -178,7 +180,7 @@ class Runner(Generic[ResultT]):
         on_event, last = options.get("on_event"), None
         options["on_event"] = on_event  # said, even when None: no one listens for events then
         for last in self.events(inputs, steps, **options):
-            if on_event is not None and not isinstance(last, RunResult):
+            if on_event is not None and isinstance(last, dict):  # a progress event; the result comes last
                 on_event(last)
         return last  # type: ignore[return-value]  # `events` always ends with the result
 
@@ -186,7 +188,7 @@ class Runner(Generic[ResultT]):
         on_event, last = options.get("on_event"), None
         options["on_event"] = on_event
         async for last in self.aevents(inputs, steps, **options):
-            if on_event is not None and not isinstance(last, RunResult):
+            if on_event is not None and isinstance(last, dict):
                 on_event(last)
         return last  # type: ignore[return-value]
 

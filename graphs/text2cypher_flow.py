@@ -27,6 +27,7 @@ from graphs.text2cypher_builders import FLOWS as FLOWS  # the registry's names; 
 from nodes.checkpoints import DURABLE, resolve_checkpointer
 from nodes.graphdb.connect import opened
 from nodes.graphdb.demo_data import is_movies_graph
+from nodes.graphdb.locations import default_connection_args
 from nodes.graphdb.protocol import GraphDatabase, graph_exists
 from nodes.graphdb.run_databases import RunDatabases
 from nodes.keyed_cache import KeyedCache
@@ -154,7 +155,9 @@ class Text2CypherFlow:
 
     def _make_context(self, run: Text2CypherContext, limits: dict[str, Any]) -> FlowContext:
         db = self.databases.for_run(run)
-        args = self.databases.args_for(run) or (None if self._database is not None else self.connection_args)
+        args = self.databases.args_for(run) or (
+            None if self._database is not None else self.connection_args or default_connection_args()
+        )
         store = self._fewshots if isinstance(self._fewshots, (FewShotStore, MemoryFewShotStore)) else None
         if self._fewshots is True:
             # keyed by the object (no id reuse); it lists the server's graphs: the first command that a

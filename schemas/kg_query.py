@@ -42,4 +42,6 @@ KGQueryStopReason = Literal[StopReason, "rejected"]
 class KGQueryResult(ReflexionAgentResult):
     """`ReflexionAgentResult` with the knowledge-graph agent's stop reasons."""
 
-    stop_reason: KGQueryStopReason | None = Field(description="Why the run stopped.")
+    stop_reason: str | None = Field(
+        description="Why the run stopped: a `KGQueryStopReason`, or a reason of a subclass's own."
+    )

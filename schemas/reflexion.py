@@ -134,7 +134,7 @@ class ReflexionAgentResult(RunResult):
 
     @property
     def answered(self) -> bool:
-        """An action ran and gave a result (possibly empty rows); None when nothing usable ran."""
+        """An action ran and gave a result (possibly empty rows); False when nothing usable ran."""
         return self.tool_result is not None
 
     @property

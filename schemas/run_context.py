@@ -32,7 +32,9 @@ def run_setting(settings: type[BaseModel], name: str, note: str = "", *, mention
     text = (info.description or name).rstrip(".")
     if mention_default and info.default is not None:
         text += f" (default {plain_number(info.default)})"
-    return field_like(settings, name, default=None, description=" ".join(filter(None, (text + ".", note))))
+    # Lax, as JSON clients send them ("5", "true"): a run's context is parsed, a constructor's argument checked.
+    described = " ".join(filter(None, (text + ".", note)))
+    return field_like(settings, name, default=None, description=described, strict=False)
 
 
 class AgentContext(BaseModel):

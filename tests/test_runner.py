@@ -95,3 +95,34 @@ def test_each_step_is_reported_once_with_its_own_message_in_sync_and_async_runs(
         assert result.ok
     expected = [(0, "draft", "AIMessage"), (1, "execute_tool", "ToolMessage"), (1, "revise", "AIMessage")]
     assert seen["sync"] == seen["async"] == [*expected, (2, "execute_tool", "ToolMessage")]
+
+
+def test_a_biochatter_style_final_result_that_is_a_plain_object_is_returned_as_it_is():
+    class Plain:
+        def __init__(self, stop_reason):
+            self.stop_reason = stop_reason
+
+    class PlainResultAgent(ReActAgent):
+        def _parse_final_result(self, output):
+            return Plain(output.get("stop_reason"))
+
+    model = ScriptedChatModel(replies=[tool_reply("finish", {"answer": "x"})])
+    result = PlainResultAgent(ARITHMETIC_TOOLS, lambda: model).execute("q")
+    assert isinstance(result, Plain) and result.stop_reason == "finished"
+
+
+def test_a_run_context_is_parsed_as_json_clients_send_it_and_still_bounded():
+    agent, _ = react_agent([tool_reply("multiply", {"a": 6, "b": 7}), tool_reply("multiply", {"a": 6, "b": 7})])
+    result = agent.execute("q", context={"max_steps": "1"})  # a form field or a query string sends text
+    assert result.stop_reason == "max_steps" and len(result.steps) == 1
+    with pytest.raises(ConfigurationError, match="max_steps"):
+        agent.execute("q", context={"max_steps": "2000"})
+
+
+def test_a_paused_run_exits_1_whatever_ran_before_the_pause():
+    from graphs.cli.exit_codes import EXIT_NO_ANSWER, exit_code
+    from schemas.kg_query import KGQueryResult
+
+    paused = KGQueryResult(answer="MATCH (n) RETURN n", tool_result=[], stop_reason="awaiting_approval")
+    assert exit_code(paused.model_copy(update={"pending_approval": {"query": "MATCH (m) RETURN m"}})) == EXIT_NO_ANSWER
+    assert exit_code(paused.model_copy(update={"stop_reason": "score_threshold"})) == 0

@@ -145,9 +145,11 @@ def _run(runner: Runner[Any], args: argparse.Namespace, progress: LiveProgress, 
     from graphs.main import print_step
 
     def on_step(step: int, node: str, message: Any, update: dict[str, Any]) -> None:
+        if node not in NEXT_STEP:  # a flow's node: its events say what happens
+            return
         if progress.enabled:
             print_step(step, node, message, update)
-        progress.now(NEXT_STEP.get(node, node))
+        progress.now(NEXT_STEP[node])
 
     def on_event(event: dict[str, Any]) -> None:
         progress.line(f"[{event['label']}] {json.dumps(event['payload'], default=str, ensure_ascii=False)[:200]}")

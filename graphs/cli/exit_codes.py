@@ -12,4 +12,6 @@ def exit_code(result: RunResult) -> int:
     """The exit code of a finished run, whichever agent or flow made it."""
     if result.stop_reason == "tool_unavailable":
         return EXIT_DATABASE
+    if result.pending_approval is not None:  # paused: nothing is answered until someone decides
+        return EXIT_NO_ANSWER
     return EXIT_ANSWERED if result.answered else EXIT_NO_ANSWER

@@ -22,7 +22,8 @@ class RunDatabases:
     def __init__(self, connection_args: dict[str, Any] | None = None, database: GraphDatabase | None = None) -> None:
         self.connection_args = dict(connection_args or {})
         self.given = database  # a database object the caller owns (never closed here)
-        self._opened = KeyedCache()  # by connection arguments
+        self._own = KeyedCache(size=1)  # the owner's own database, opened on first use: never evicted
+        self._opened = KeyedCache()  # those runs name, by connection arguments
 
     def args_for(self, run: Any) -> dict[str, Any] | None:
         """The connection arguments of the database `run` (a run context) names; None: the owner's own."""
@@ -35,7 +36,8 @@ class RunDatabases:
             return self.given
         wanted = args or self.connection_args or default_connection_args()
         key = repr(sorted(wanted.items()))
-        return self._opened.get(key, lambda: opened(lambda: open_database(wanted), wanted))
+        cache = self._opened if args is not None else self._own
+        return cache.get(key, lambda: opened(lambda: open_database(wanted), wanted))
 
     def dialect_for(self, run: Any) -> str:
         """The dialect of the database `run` queries, known without connecting."""
@@ -46,6 +48,7 @@ class RunDatabases:
 
     def close(self) -> None:
         """Close the databases opened here (a given database stays open: its owner closes it)."""
-        for db in self._opened.values():
-            db.close()
-        self._opened.clear()
+        for cache in (self._own, self._opened):
+            for db in cache.values():
+                db.close()
+            cache.clear()

@@ -89,7 +89,7 @@ def _rank(outcome: ToolOutcome) -> tuple[bool, bool, float, int]:
     )
 
 
-def answer_outcome(outcomes: list[ToolOutcome], stop_reason: StopReason | None) -> ToolOutcome | None:
+def answer_outcome(outcomes: list[ToolOutcome], stop_reason: str | None) -> ToolOutcome | None:
     """The executed outcome to return: the last one when the loop was satisfied, else the best so far."""
     executed = [o for o in outcomes if o.executed]
     if not executed:
