@@ -84,21 +84,24 @@ def build_naive(wire: Wiring) -> Graph:
     return graph
 
 
-def build_retry(wire: Wiring) -> Graph:
-    """A database error goes to `correct`, whose query runs again, while retries and budget allow."""
-    graph = one_query(wire)
-    graph.add_conditional_edges("execute", routes.after_execute)
+def with_correction(graph: Graph, wire: Wiring) -> Graph:
+    """A `correct` node, whose rewritten query goes through value mapping and runs again."""
     graph.add_node("correct", wire.node(steps.correct))
     graph.add_conditional_edges("correct", routes.after_query_written)
     return graph
 
 
+def build_retry(wire: Wiring) -> Graph:
+    """A database error goes to `correct`, whose query runs again, while retries and budget allow."""
+    graph = with_correction(one_query(wire), wire)
+    graph.add_conditional_edges("execute", routes.after_execute)
+    return graph
+
+
 def build_retry_evaluate(wire: Wiring) -> Graph:
     """As retry, and rows that ran are judged first: poor ones go to `correct` too."""
-    graph = one_query(wire)
+    graph = with_correction(one_query(wire), wire)
     graph.add_conditional_edges("execute", routes.after_execute_evaluating)
-    graph.add_node("correct", wire.node(steps.correct))
-    graph.add_conditional_edges("correct", routes.after_query_written)
     graph.add_node("evaluate", wire.node(steps.evaluate))
     graph.add_conditional_edges("evaluate", routes.after_evaluate)
     return graph

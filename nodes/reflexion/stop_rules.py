@@ -5,14 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from schemas import settings
 from schemas.reflexion import StopReason, ToolOutcome
 
 # the settings' defaults and bound (`schemas.settings.AgentSettings`), under the names other modules import
-DEFAULT_MAX_STEPS = settings.AGENT_DEFAULTS.max_steps
-DEFAULT_SCORE_THRESHOLD = settings.AGENT_DEFAULTS.score_threshold
-DEFAULT_MAX_REPEATS = settings.AGENT_DEFAULTS.max_repeats
-MAX_STEPS_LIMIT = settings.MAX_STEPS_LIMIT
 
 
 def already_ran(
@@ -56,10 +51,10 @@ def unbelieved_score_note(state: Mapping[str, Any]) -> str:
 def check_stop(
     state: Mapping[str, Any],
     *,
-    max_steps: int = DEFAULT_MAX_STEPS,
-    score_threshold: float = DEFAULT_SCORE_THRESHOLD,
-    max_repeats: int = DEFAULT_MAX_REPEATS,
-    trust_non_empty_result: bool = True,
+    max_steps: int,
+    score_threshold: float,
+    max_repeats: int,
+    trust_non_empty_result: bool,
 ) -> StopReason | None:
     """The stop rules after a revise step, in order; None means run the revised action.
 
