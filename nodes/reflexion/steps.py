@@ -89,9 +89,7 @@ def draft_update(reply: ResponderReply, action_of: Callable[[BaseModel], str] = 
     }
 
 
-def skipped_tool_run(
-    state: Mapping[str, Any], key: Callable[[str], str] = str.strip, noun: str = "action"
-) -> ToolRun | None:
+def skipped_tool_run(state: Mapping[str, Any], key: Callable[[str], str], noun: str) -> ToolRun | None:
     """A tool step telling the model its action (a `noun`) already ran, or None if it is new; `key`
     says what makes two actions the same."""
     earlier_step = already_ran(state.get("action"), state.get("outcomes") or [], key)

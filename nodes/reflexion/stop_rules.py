@@ -7,12 +7,8 @@ from typing import Any
 
 from schemas.reflexion import StopReason, ToolOutcome
 
-# the settings' defaults and bound (`schemas.settings.AgentSettings`), under the names other modules import
 
-
-def already_ran(
-    action: str | None, outcomes: list[Mapping[str, Any]], key: Callable[[str], str] = str.strip
-) -> int | None:
+def already_ran(action: str | None, outcomes: list[Mapping[str, Any]], key: Callable[[str], str]) -> int | None:
     """The step at which the same action already ran, or None; `key` says what makes two actions
     the same (for queries: `nodes.graphdb.cypher_text.normalise_query`)."""
     wanted = key(action or "")
