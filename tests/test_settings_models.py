@@ -205,10 +205,9 @@ def test_the_old_constants_are_the_models_defaults():
     from nodes.text2cypher import schema_pruning
     from nodes.tools import cypher
 
-    assert AGENT_DEFAULTS.max_steps == stop_rules.DEFAULT_MAX_STEPS
-    assert AGENT_DEFAULTS.score_threshold == stop_rules.DEFAULT_SCORE_THRESHOLD
-    assert AGENT_DEFAULTS.max_repeats == stop_rules.DEFAULT_MAX_REPEATS
-    assert stop_rules.MAX_STEPS_LIMIT == MAX_STEPS_LIMIT == AgentSettings.model_fields["max_steps"].metadata[-1].le
+    # the stop rules keep no defaults of their own: every limit comes from the caller's settings
+    assert not any(hasattr(stop_rules, name) for name in ("DEFAULT_MAX_STEPS", "DEFAULT_SCORE_THRESHOLD"))
+    assert MAX_STEPS_LIMIT == AgentSettings.model_fields["max_steps"].metadata[-1].le
     assert protocol.DEFAULT_QUERY_TIMEOUT_S == KG_QUERY_DEFAULTS.query_timeout == FLOW_DEFAULTS.query_timeout
     assert protocol.DEFAULT_ROW_CAP == KG_QUERY_DEFAULTS.row_cap == FLOW_DEFAULTS.row_cap
     assert KG_QUERY_DEFAULTS.rows_in_message == cypher.DEFAULT_ROWS_IN_MESSAGE
