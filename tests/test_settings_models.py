@@ -207,7 +207,7 @@ def test_the_old_constants_are_the_models_defaults():
 
     # the stop rules keep no defaults of their own: every limit comes from the caller's settings
     assert not any(hasattr(stop_rules, name) for name in ("DEFAULT_MAX_STEPS", "DEFAULT_SCORE_THRESHOLD"))
-    assert MAX_STEPS_LIMIT == AgentSettings.model_fields["max_steps"].metadata[-1].le
+    assert AgentSettings.model_fields["max_steps"].metadata[-1].le == MAX_STEPS_LIMIT
     assert protocol.DEFAULT_QUERY_TIMEOUT_S == KG_QUERY_DEFAULTS.query_timeout == FLOW_DEFAULTS.query_timeout
     assert protocol.DEFAULT_ROW_CAP == KG_QUERY_DEFAULTS.row_cap == FLOW_DEFAULTS.row_cap
     assert KG_QUERY_DEFAULTS.rows_in_message == cypher.DEFAULT_ROWS_IN_MESSAGE
