@@ -152,42 +152,39 @@ class Runner(Generic[ResultT]):
 
     # -- running -----------------------------------------------------------------
 
-    def events(self, inputs: Any, steps: int | None = None, **options: Unpack[RunOptions]) -> Iterator[Any]:
-        """Each progress event as it happens, then the result (the last item)."""
-        run = _Run(self, inputs, options, steps, events=self._wants_events(options))
+    def events(
+        self, inputs: Any, steps: int | None = None, *, with_events: bool = True, **options: Unpack[RunOptions]
+    ) -> Iterator[Any]:
+        """Each progress event as it happens (unless `with_events` is false), then the result (the last item)."""
+        run = _Run(self, inputs, options, steps, events=with_events)
         for mode, chunk in self.target.graph.stream(inputs, run.config, stream_mode=run.modes, context=run.context):
             if (event := run.take(mode, chunk)) is not None:
                 yield event
         yield run.result()
 
-    async def aevents(self, inputs: Any, steps: int | None = None, **options: Unpack[RunOptions]) -> AsyncIterator[Any]:
+    async def aevents(
+        self, inputs: Any, steps: int | None = None, *, with_events: bool = True, **options: Unpack[RunOptions]
+    ) -> AsyncIterator[Any]:
         """`events`, asynchronously: model calls are awaited, blocking steps run in worker threads."""
-        run = _Run(self, inputs, options, steps, events=self._wants_events(options))
+        run = _Run(self, inputs, options, steps, events=with_events)
         stream = self.target.graph.astream(inputs, run.config, stream_mode=run.modes, context=run.context)
         async for mode, chunk in stream:
             if (event := run.take(mode, chunk)) is not None:
                 yield event
         yield run.result()
 
-    @staticmethod
-    def _wants_events(options: RunOptions) -> bool:
-        """Progress events are streamed to a caller iterating `events` itself (no `on_event` key), or
-        to an `on_event`; `run` says `on_event=None` when no one listens."""
-        return options.get("on_event", ...) is not None
-
     def run(self, inputs: Any, steps: int | None = None, **options: Unpack[RunOptions]) -> ResultT:
         """Run the graph from `inputs` to its end (or its pause); progress goes to the callbacks."""
         on_event, last = options.get("on_event"), None
-        options["on_event"] = on_event  # said, even when None: no one listens for events then
-        for last in self.events(inputs, steps, **options):
+        # progress events are streamed only when someone listens (LangGraph routes each step's writer then)
+        for last in self.events(inputs, steps, with_events=on_event is not None, **options):
             if on_event is not None and isinstance(last, dict):  # a progress event; the result comes last
                 on_event(last)
         return last  # type: ignore[return-value]  # `events` always ends with the result
 
     async def arun(self, inputs: Any, steps: int | None = None, **options: Unpack[RunOptions]) -> ResultT:
         on_event, last = options.get("on_event"), None
-        options["on_event"] = on_event
-        async for last in self.aevents(inputs, steps, **options):
+        async for last in self.aevents(inputs, steps, with_events=on_event is not None, **options):
             if on_event is not None and isinstance(last, dict):
                 on_event(last)
         return last  # type: ignore[return-value]

@@ -2,7 +2,7 @@
 not later inside a run with a TypeError, an OverflowError or a silent wrong limit.
 
 The agents' and flows' settings are pydantic models (`schemas.settings`), checked with
-`schemas.settings.checked_settings`; `whole_number` and `seconds` check one value that no
+`schemas.settings.checked_settings`; `whole_number` checks one value that no
 settings model holds (an environment variable's), with the same rules and message.
 """
 
@@ -11,18 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from schemas.errors import ConfigurationError
-from schemas.settings import MAX_QUERY_TIMEOUT_S, checked_value
+from schemas.settings import checked_value
 
 
 def whole_number(name: str, value: Any, *, low: int, high: int | None = None, none: bool = False) -> Any:
     """`value` if it is an int from `low` to `high` (or None when `none`); a bool or "5" is not."""
     return checked_value(name, value, annotation=int | None if none else int, ge=low, le=high)
-
-
-def seconds(name: str, value: Any, *, none: bool = True, high: float = MAX_QUERY_TIMEOUT_S) -> Any:
-    """`value` as a float if it is a finite number of seconds above 0 and at most `high` (a day unless
-    told), or None when `none`."""
-    return checked_value(name, value, annotation=float | None if none else float, gt=0, le=high, seconds=True)
 
 
 def checkpointer_setting(value: Any) -> Any:

@@ -259,12 +259,11 @@ def checked_value(
     ge: float | None = None,
     gt: float | None = None,
     le: float | None = None,
-    seconds: bool = False,
 ) -> Any:
     """`value` checked as a setting `name` of type `annotation` (`int`, `float | None`, ...) within
     the bounds, with `checked_settings`' message: for a value no settings model holds (an environment
     variable's, say). It is returned as the model holds it (an int given for a float as a float)."""
-    model = _one_value_model(annotation, ge, gt, le, seconds)
+    model = _one_value_model(annotation, ge, gt, le)
     try:
         return model.model_validate({"value": value}).value  # type: ignore[attr-defined]
     except ValidationError as e:
@@ -272,11 +271,8 @@ def checked_value(
 
 
 @lru_cache(maxsize=64)
-def _one_value_model(
-    annotation: Any, ge: float | None, gt: float | None, le: float | None, seconds: bool
-) -> type[Settings]:
-    extra: JsonDict | None = dict(SECONDS) if seconds else None
-    spec: Any = (annotation, Field(default=..., ge=ge, gt=gt, le=le, json_schema_extra=extra))
+def _one_value_model(annotation: Any, ge: float | None, gt: float | None, le: float | None) -> type[Settings]:
+    spec: Any = (annotation, Field(default=..., ge=ge, gt=gt, le=le))
     return create_model("Setting", __base__=Settings, value=spec)
 
 

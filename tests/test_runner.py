@@ -126,3 +126,21 @@ def test_a_paused_run_exits_1_whatever_ran_before_the_pause():
     paused = KGQueryResult(answer="MATCH (n) RETURN n", tool_result=[], stop_reason="awaiting_approval")
     assert exit_code(paused.model_copy(update={"pending_approval": {"query": "MATCH (m) RETURN m"}})) == EXIT_NO_ANSWER
     assert exit_code(paused.model_copy(update={"stop_reason": "score_threshold"})) == 0
+
+
+def test_a_knowledge_graph_subclass_ends_runs_with_a_stop_reason_of_its_own(movies_db):
+    """As a user would extend the agent: stop as soon as a query returns at least ten rows."""
+    from graphs.kg_query_agent import KGQueryReflexionAgent
+
+    class EnoughRows(KGQueryReflexionAgent):
+        def _stop_reason(self, state):
+            outcomes = state.get("outcomes") or []
+            if outcomes and len(outcomes[-1]["rows"]) >= 10:
+                return "enough_rows"
+            return super()._stop_reason(state)
+
+    model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, score=1)])
+    agent = EnoughRows(conversation_factory=lambda: model, database=movies_db, trust_non_empty_result=False)
+    result = agent.execute("Which movies did Tom Hanks act in?")
+    assert result.stop_reason == "enough_rows" and len(result.tool_result) == 12
+    assert "enough_rows" in result.summary()

@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel, Field, ValidationError
 
 from nodes.run_context import checked_context
-from nodes.settings_checks import seconds, whole_number
+from nodes.settings_checks import whole_number
 from schemas.errors import ConfigurationError
 from schemas.run_context import AgentContext, DatabaseContext, KGQueryContext, Text2CypherContext
 from schemas.settings import (
@@ -164,12 +164,16 @@ def test_the_message_keeps_the_wording_of_the_checks_it_replaced():
         whole_number("X", "abc", low=1, high=64)
     with pytest.raises(ConfigurationError, match=r"^n must be an integer of at least 1 or None, got True$"):
         whole_number("n", True, low=1, none=True)
-    with pytest.raises(ConfigurationError, match=r"^t must be a number of seconds above 0 and at most 86400 or None"):
-        seconds("t", math.nan)
+    with pytest.raises(
+        ConfigurationError, match=r"^query_timeout must be a number of seconds above 0 and at most 86400"
+    ):
+        checked_settings(KGQuerySettings, query_timeout=math.nan)
     with pytest.raises(ConfigurationError, match=r"^_odd name must be an integer"):
         whole_number("_odd name", 0, low=1)
     assert whole_number("n", None, low=1, none=True) is None and whole_number("n", 7, low=1) == 7
-    assert seconds("t", 3) == 3.0 and isinstance(seconds("t", 3), float) and seconds("t", None) is None
+    timeout = checked_settings(KGQuerySettings, query_timeout=3).query_timeout
+    assert timeout == 3.0 and isinstance(timeout, float)
+    assert checked_settings(KGQuerySettings, query_timeout=None).query_timeout is None
 
 
 def test_the_defaults_are_the_ones_the_constructors_had():

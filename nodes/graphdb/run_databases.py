@@ -15,6 +15,8 @@ from nodes.graphdb.locations import backend_of, default_connection_args, run_dat
 from nodes.graphdb.protocol import GraphDatabase
 from nodes.keyed_cache import KeyedCache
 
+OWN = "own"  # the key of the owner's database in its cache of one
+
 
 class RunDatabases:
     """The owner's own database and those its runs name, each opened once."""
@@ -34,10 +36,13 @@ class RunDatabases:
         args = self.args_for(run)
         if args is None and self.given is not None:
             return self.given
-        wanted = args or self.connection_args or default_connection_args()
-        key = repr(sorted(wanted.items()))
-        cache = self._opened if args is not None else self._own
-        return cache.get(key, lambda: opened(lambda: open_database(wanted), wanted))
+        if args is None:  # the owner's own: one key, so no run reads the environment again to find it
+            return self._own.get(OWN, self._open_own)
+        return self._opened.get(repr(sorted(args.items())), lambda: opened(lambda: open_database(args), args))
+
+    def _open_own(self) -> GraphDatabase:
+        own = self.connection_args or default_connection_args()
+        return opened(lambda: open_database(own), own)
 
     def dialect_for(self, run: Any) -> str:
         """The dialect of the database `run` queries, known without connecting."""
