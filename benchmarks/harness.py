@@ -94,3 +94,11 @@ def machine() -> str:
         f"{cpu}, {os.cpu_count()} cores, {mem_kb / 1024 / 1024:.1f} GB RAM, "
         f"Python {platform.python_version()}, {platform.system()}"
     )
+
+
+def result_line(name: str, measured: float, target: float, *, unit: str = "", at_least: bool = False) -> str:
+    """The verdict line every benchmark ends with, for scripts to read:
+    `RESULT <name> <measured> <target> PASS|FAIL` (the target reads `<2ms`, or `>=50x` with `at_least`)."""
+    met = measured >= target if at_least else measured < target
+    bound = ">=" if at_least else "<"
+    return f"RESULT {name} {measured:.2f}{unit} {bound}{target:g}{unit} {'PASS' if met else 'FAIL'}"

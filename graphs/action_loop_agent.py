@@ -47,6 +47,10 @@ class ActionLoopAgent(AgentLoop[ResultT]):
     def _responder(self, turn: Turn, prompt: str | None) -> ActionResponder:
         return self._turn_responder()
 
+    def _responder_ready(self, turn: Turn, prompt: str | None) -> bool:
+        """An action responder is built from the chat model alone."""
+        return self._model_ready()
+
     def _action_of(self, parsed: BaseModel) -> str:
         return str(getattr(parsed, "action", ""))
 

@@ -114,6 +114,18 @@ class AgentLoop(ABC, Generic[ResultT]):
         """A tool step that runs nothing (the action already ran), or None to run the action."""
         return None
 
+    def _responder_ready(self, turn: Turn, prompt: str | None) -> bool:
+        """Whether building this turn's responder is quick, with nothing to read from a database or
+        a file, so an async run builds it on the event loop instead of in a worker thread. By default
+        it is not known (a subclass's hook may read anything): the thread is the safe choice."""
+        return False
+
+    def _model_ready(self) -> bool:
+        """Whether this run's chat model is made already: making one may read files (a client's
+        certificates) or run a user's `conversation_factory`."""
+        named = self.run_context().model
+        return self._models.peek(named) is not None if named else self._chat is not None
+
     def _tool_ready(self, state: ReflexionState) -> None:
         """Raise `DatabaseUnavailableError` when the tool cannot be reached, so a run ends
         `tool_unavailable` before any model call is spent. Tools that need no check do nothing."""

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import BaseMessage, HumanMessage
-from langchain_core.runnables import RunnableLambda
+from langgraph._internal._runnable import RunnableCallable
 from langgraph.graph import START, StateGraph
 
 from nodes.common.responder import ResponderReply
@@ -26,7 +26,7 @@ from schemas.errors import DatabaseUnavailableError
 from schemas.reflexion import ReflexionState
 
 if TYPE_CHECKING:
-    from graphs.loop import AgentLoop
+    from graphs.loop import AgentLoop, Turn
 
 
 class LoopNodes:
@@ -76,12 +76,18 @@ class LoopNodes:
             asked, respond_with(self.agent._responder("draft", state.get("prompt")), self.prompt_view(state))
         )
 
+    async def aresponder(self, turn: Turn, prompt: str | None) -> Any:
+        """This turn's responder, built in a worker thread unless the agent says building it is quick."""
+        if self.agent._responder_ready(turn, prompt):
+            return self.agent._responder(turn, prompt)
+        return await asyncio.to_thread(self.agent._responder, turn, prompt)
+
     async def adraft(self, state: ReflexionState) -> dict[str, Any]:
-        # Checking the tool and building a responder may read the database: keep them off the event loop.
+        # Checking the tool may read the database: keep it off the event loop.
         asked, state, ended = await asyncio.to_thread(self.asked, state)
         if ended is not None:
             return ended
-        responder = await asyncio.to_thread(self.agent._responder, "draft", state.get("prompt"))
+        responder = await self.aresponder("draft", state.get("prompt"))
         return self.drafted(asked, await arespond_with(responder, self.prompt_view(state)))
 
     def revise(self, state: ReflexionState) -> dict[str, Any]:
@@ -89,7 +95,7 @@ class LoopNodes:
         return self.agent._revised(state, reply)
 
     async def arevise(self, state: ReflexionState) -> dict[str, Any]:
-        responder = await asyncio.to_thread(self.agent._responder, "revise", state.get("prompt"))
+        responder = await self.aresponder("revise", state.get("prompt"))
         return self.agent._revised(state, await arespond_with(responder, self.prompt_view(state)))
 
     def execute_tool(self, state: ReflexionState) -> dict[str, Any]:
@@ -116,7 +122,7 @@ class LoopNodes:
     def route_after_execute_tool(state: ReflexionState) -> Literal["revise", "__end__"]:
         return "__end__" if state.get("stop_reason") else "revise"
 
-    def in_run(self, name: str, node: Callable[[Any], Any], anode: Callable[[Any], Any]) -> RunnableLambda:
+    def in_run(self, name: str, node: Callable[[Any], Any], anode: Callable[[Any], Any]) -> RunnableCallable:
         """A node (sync and async) that reads the run's stored context; the run's first node stores
         the context the run was started with and the limits in force, so a resumed run keeps its
         settings and limits whoever resumes it (`nodes.run_limits`), and which graph it is."""
@@ -141,7 +147,10 @@ class LoopNodes:
                 update = await anode(state)
             return {**update, "run_context": run_context} if starts else update
 
-        return RunnableLambda(sync, afunc=asynchronous, name=name)
+        # LangGraph's own node wrapper, as `add_node` makes for a plain function, with both call
+        # styles: a `RunnableLambda` inspected both functions' signatures on every call (a tenth
+        # of the loop's own time) and traced each node twice.
+        return RunnableCallable(sync, asynchronous, name=name, trace=False)
 
     def builder(self) -> StateGraph[Any, Any, Any, Any]:
         """The loop's graph, not yet compiled: the agent's schemas, three nodes and their routes."""

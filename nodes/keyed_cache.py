@@ -46,6 +46,11 @@ class KeyedCache:
                     self._items.popitem(last=False)
         return value
 
+    def peek(self, key: Hashable) -> Any:
+        """The value kept for `key`, or None; nothing is made."""
+        with self._lock:
+            return self._items.get(key)
+
     def values(self) -> list[Any]:
         with self._lock:
             return list(self._items.values())

@@ -23,16 +23,21 @@ APPROVAL_ENV = "REFLEXION_REQUIRE_APPROVAL"
 
 
 _STORED: ContextVar[dict[str, Any] | None] = ContextVar("stored_run_context", default=None)
+#: `current_context`'s answers within one `stored_context` block, per schema: a node reads its
+#: settings many times (model, limits, approval), and each read validated the merged context anew.
+_READ: ContextVar[dict[type[BaseModel], BaseModel] | None] = ContextVar("read_run_context", default=None)
 
 
 @contextmanager
 def stored_context(values: dict[str, Any] | None) -> Iterator[None]:
     """Within this block, `current_context` also reads `values`: the context the run started with,
-    kept in its state, so a resumed run keeps its settings when the resume sends none."""
-    token = _STORED.set(values)
+    kept in its state, so a resumed run keeps its settings when the resume sends none. The block is
+    one node's call, whose invocation context cannot change, so what it reads is read once."""
+    token, read = _STORED.set(values), _READ.set({})
     try:
         yield
     finally:
+        _READ.reset(read)
         _STORED.reset(token)
 
 
@@ -76,6 +81,16 @@ def runtime_context() -> dict[str, Any]:
 def current_context(schema: type[C]) -> C:
     """This run's settings as `schema`: what the invocation sent, over what the run started with.
     Approval, once asked for in a run, stays on for the rest of it."""
+    read = _READ.get()
+    if read is not None and schema in read:
+        return read[schema]  # type: ignore[return-value]
+    settings = _merged_context(schema)
+    if read is not None:
+        read[schema] = settings
+    return settings
+
+
+def _merged_context(schema: type[C]) -> C:
     stored, given = _STORED.get() or {}, runtime_context()
     merged = {**stored, **given}
     if stored.get("require_approval") or given.get("require_approval"):

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -118,16 +120,43 @@ def normalised_reply(message: AIMessage, parsed: BaseModel, call_id: str | None)
     )
 
 
+#: How many (model, schema) bindings are kept: one per turn schema of every model in use.
+BOUND_MODELS_KEPT = 64
+_bound: OrderedDict[tuple[int, type[BaseModel]], tuple[Any, Any]] = OrderedDict()
+_bound_lock = threading.Lock()
+
+
+def bound_to_schema(model: Any, schema: type[BaseModel]) -> Any:
+    """`model` bound to answer with a `schema` tool call, made once per (model, schema).
+
+    Agents build a responder per turn (biochatter's hooks do), and binding regenerates the
+    schema's JSON schema each time: a fifth of the loop's own CPU before this cache. The model
+    itself is kept with its binding, so its `id` cannot be reused by another model while cached.
+    A text-only model (no `bind_tools`) is returned as it is: the JSON-in-text path still works."""
+    key = (id(model), schema)
+    with _bound_lock:
+        hit = _bound.get(key)
+        if hit is not None and hit[0] is model:
+            _bound.move_to_end(key)
+            return hit[1]
+    try:
+        runnable = model.bind_tools([schema], tool_choice=schema.__name__)
+    except NotImplementedError:
+        runnable = model
+    with _bound_lock:
+        _bound[key] = (model, runnable)
+        while len(_bound) > BOUND_MODELS_KEPT:
+            _bound.popitem(last=False)
+    return runnable
+
+
 class Responder:
     """Ask `model` for a `schema` reply to `system_prompt` + the memory, retrying bad replies."""
 
     def __init__(self, model: BaseChatModel, schema: type[BaseModel], system_prompt: str, max_retries: int = 2) -> None:
         self.model, self.schema, self.system_prompt = model, schema, system_prompt
         self.max_retries = max(0, int(max_retries))
-        try:
-            self._runnable = model.bind_tools([schema], tool_choice=schema.__name__)
-        except NotImplementedError:  # a text-only model: the JSON-in-text path still works
-            self._runnable = model
+        self._runnable = bound_to_schema(model, schema)
 
     def _prompt(self, messages: list[BaseMessage], feedback: list[BaseMessage]) -> list[BaseMessage]:
         return sendable([SystemMessage(content=self.system_prompt), *messages, *feedback])

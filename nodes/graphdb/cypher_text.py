@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 
 from schemas.errors import CypherSyntaxError
 
@@ -50,8 +51,22 @@ COMMENT = -1  # the "depth" of a character inside a comment
 LITERAL = -2  # the "depth" of a character inside a string or a backtick name, quotes included
 
 
-def code_depths(text: str) -> list[int]:
+#: Texts up to this length have their scan cached: a query is scanned by several checks before it
+#: runs (the write refusals, the row cap's wrapper, the repeat check), and scripts are too big to keep.
+CACHED_SCAN_CHARS = 20_000
+
+
+def code_depths(text: str) -> tuple[int, ...]:
     """Bracket depth of each character of code; COMMENT or LITERAL for the rest."""
+    return _cached_depths(text) if len(text) <= CACHED_SCAN_CHARS else _scan_depths(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_depths(text: str) -> tuple[int, ...]:
+    return _scan_depths(text)
+
+
+def _scan_depths(text: str) -> tuple[int, ...]:
     depths, depth, quote, i = [COMMENT] * len(text), 0, None, 0
     while i < len(text):
         ch = text[i]
@@ -82,11 +97,20 @@ def code_depths(text: str) -> list[int]:
             if ch in "([{":
                 depth += 1
         i += 1
-    return depths
+    return tuple(depths)
 
 
 def code_only(text: str) -> str:
     """`text` with strings, backtick names and comments blanked out, same length."""
+    return _cached_code_only(text) if len(text) <= CACHED_SCAN_CHARS else _blank_non_code(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_code_only(text: str) -> str:
+    return _blank_non_code(text)
+
+
+def _blank_non_code(text: str) -> str:
     depths = code_depths(text)
     return "".join(ch if depths[i] >= 0 else " " for i, ch in enumerate(text))
 
@@ -120,7 +144,7 @@ def statements_with_lines(text: str) -> list[tuple[int, str]]:
     return found
 
 
-def _split_top_level(text: str, depths: list[int], sep: str = ",") -> list[str]:
+def _split_top_level(text: str, depths: Sequence[int], sep: str = ",") -> list[str]:
     parts, start = [], 0
     for i, ch in enumerate(text):
         if ch == sep and depths[i] == 0:

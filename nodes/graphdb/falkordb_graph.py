@@ -51,6 +51,8 @@ _TIMED_OUT = "Query timed out"
 _NO_PLAN = "plan must be an array"
 _QUEUE_FULL = "Max pending queries exceeded"  # MAX_QUEUED_QUERIES
 _NO_SUCH_COMMAND = "unknown command"  # a Redis without the module
+_OUT_OF_MEMORY = "mem consumption exceeded capacity"  # QUERY_MEM_CAPACITY
+_NOT_RUN = object()  # `_run_read`: the read did not run; plan it
 
 T = TypeVar("T")
 
@@ -168,7 +170,7 @@ class FalkorDBGraph:
                 f"FalkorDB at {self.host}:{self.port} is too busy: its queue of waiting queries is full ({error}); "
                 "try again later"
             )
-        if "mem consumption exceeded capacity" in str(error):
+        if _OUT_OF_MEMORY in str(error):
             return QueryError(
                 f"the query used more memory than one query may ({error}); "
                 "fetch less: filter earlier, aggregate, add LIMIT",
@@ -247,23 +249,41 @@ class FalkorDBGraph:
         if writing:
             raise WriteQueryRefusedError(f"the procedure {writing[0]} would change the graph or its indexes", cypher)
 
-    def _capped(self, cypher: str, params: dict[str, Any] | None, row_cap: int | None) -> tuple[str | None, Any]:
-        """The query wrapped so the database stops at row_cap + 1 rows, with its plan; or (None, None)
-        when it cannot be wrapped (a bare procedure call, no RETURN) and the cap is applied on the client.
-        Columns that cannot be named (`RETURN *`) pass through as `*`: a client-side cap would
-        fetch and decode the whole result first (1M rows: 14 s, 0.5 GB; benchmarks/result_memory.py).
-        One EXPLAIN both checks the wrapper and validates the query inside it."""
-        if row_cap is None or not RETURN_CLAUSE.search(code_only(cypher)):  # nothing to wrap (a write, a bare CALL)
-            return None, None
+    @staticmethod
+    def _wrapped(cypher: str, row_cap: int | None) -> str | None:
+        """`cypher` wrapped so the database stops at row_cap + 1 rows, or None when it cannot be (no
+        cap, no RETURN: a write or a bare CALL, whose cap is applied on the client). Columns that
+        cannot be named (`RETURN *`) pass through as `*`: a client-side cap would fetch and decode
+        the whole result first (1M rows: 14 s, 0.5 GB; benchmarks/result_memory.py)."""
+        if row_cap is None or not RETURN_CLAUSE.search(code_only(cypher)):
+            return None
         columns = return_columns(cypher)
         projection = ", ".join(quote_name(c) for c in columns) if columns else "*"
-        wrapped = f"CALL {{\n{cypher}\n}} RETURN {projection} LIMIT {int(row_cap) + 1}"
+        return f"CALL {{\n{cypher}\n}} RETURN {projection} LIMIT {int(row_cap) + 1}"
+
+    def _run_read(self, cypher: str, params: dict[str, Any] | None, timeout_ms: int | None, wrapped: str) -> Any:
+        """A read in one round trip: the capped query straight to GRAPH.RO_QUERY, which the server
+        refuses before running anything if the query would write. Only when it fails is it planned,
+        to say why: a write is refused with the operations the plan shows (as a planned query is),
+        an error the plan does not show happened while running and is reported as it is (nothing
+        runs twice), and a wrapper or query that does not compile returns `_NOT_RUN`, for the
+        planned path to report. The lexical refusals (`_refuse_lexical_writes`) ran before."""
         try:
-            return wrapped, self._graph.explain(wrapped, params)
-        except redis.exceptions.ResponseError:
-            return None, None
+            return self._graph.ro_query(wrapped, params, timeout=timeout_ms)
+        except redis.exceptions.ResponseError as e:
+            if str(e).startswith((_TIMED_OUT, _QUEUE_FULL)) or _OUT_OF_MEMORY in str(e):
+                raise self._translate(e, cypher) from e
+            failure = e
         except Exception as e:
             raise self._translate(e, cypher) from e
+        try:
+            plan = self._graph.explain(wrapped, params)
+        except redis.exceptions.ResponseError:
+            return _NOT_RUN
+        except Exception as e:
+            raise self._translate(e, cypher) from e
+        self._refuse_planned_writes(plan, cypher)
+        raise self._translate(failure, cypher) from failure
 
     def _run(
         self,
@@ -274,8 +294,22 @@ class FalkorDBGraph:
         row_cap: int | None,
         allow_writes: bool,
     ) -> Any:
-        """Plan (or wrap) and run `cypher`: FalkorDB's raw result, or None after a write that created the graph."""
-        to_run, plan = self._capped(cypher, params, row_cap)
+        """Run `cypher`: FalkorDB's raw result, or None after a write that created the graph. A capped
+        read goes in one round trip (`_run_read`); anything else is planned first (GRAPH.EXPLAIN),
+        refused if the plan writes and writes are not allowed, then run."""
+        timeout_ms = None if timeout is None else max(1, int(timeout * 1000))
+        wrapped = self._wrapped(cypher, row_cap)
+        if wrapped is not None and not allow_writes:
+            raw = self._run_read(cypher, params, timeout_ms, wrapped)
+            if raw is not _NOT_RUN:
+                return raw
+            wrapped = None  # it does not compile wrapped: plan and run it as written
+        try:
+            to_run, plan = (wrapped, self._graph.explain(wrapped, params)) if wrapped else (None, None)
+        except redis.exceptions.ResponseError:
+            to_run, plan = None, None
+        except Exception as e:
+            raise self._translate(e, cypher) from e
         try:
             if to_run is None:
                 to_run, plan = cypher, self._plan(cypher, params, allow_writes=allow_writes)
@@ -289,7 +323,6 @@ class FalkorDBGraph:
             return None
         if not allow_writes:
             self._refuse_planned_writes(plan, cypher)
-        timeout_ms = None if timeout is None else max(1, int(timeout * 1000))
         try:
             run = self._graph.query if allow_writes else self._graph.ro_query
             return run(to_run, params, timeout=timeout_ms)

@@ -40,6 +40,16 @@ class RunDatabases:
             return self._own.get(OWN, self._open_own)
         return self._opened.get(repr(sorted(args.items())), lambda: opened(lambda: open_database(args), args))
 
+    def opened_for(self, run: Any) -> GraphDatabase | None:
+        """The database `run` queries if it is open already, else None: nothing is opened."""
+        args = self.args_for(run)
+        found: GraphDatabase | None
+        if args is None:
+            found = self.given if self.given is not None else self._own.peek(OWN)
+        else:
+            found = self._opened.peek(repr(sorted(args.items())))
+        return found
+
     def _open_own(self) -> GraphDatabase:
         own = self.connection_args or default_connection_args()
         return opened(lambda: open_database(own), own)
