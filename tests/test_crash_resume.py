@@ -1,0 +1,80 @@
+"""A process killed with SIGKILL in the middle of a run (the default SQLite checkpointer, in WAL mode
+with `synchronous=NORMAL`, LangGraph's default `async` durability) leaves a thread the next
+process resumes from its last saved step: the queries that ran are not asked for or run again."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from langchain_core.messages import ToolMessage
+
+from graphs.kg_query_agent import KGQueryReflexionAgent
+from nodes.checkpoints import sqlite_checkpointer
+from nodes.models import ScriptedChatModel
+from tests.helpers import TOM_HANKS_QUERY, revise
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# The run that dies: two queries run, and the third model call never returns until SIGKILL.
+CHILD = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from graphs.kg_query_agent import KGQueryReflexionAgent
+    from nodes.graphdb import FalkorDBGraph
+    from nodes.models import ScriptedChatModel
+    from tests.helpers import draft, revise
+
+    host, port, marker = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
+
+    def hangs(messages):
+        marker.write_text("in the third model call")
+        time.sleep(600)
+
+    first = "MATCH (p:Person {name: 'Nobody 1'}) RETURN p.name AS name"
+    second = "MATCH (p:Person {name: 'Nobody 2'}) RETURN p.name AS name"
+    model = ScriptedChatModel(replies=[draft(first), revise(second, 1), hangs])
+    agent = KGQueryReflexionAgent(
+        conversation_factory=lambda: model, database=FalkorDBGraph("movies", host=host, port=port)
+    )
+    agent.execute("Who is nobody?", thread_id="crashed")
+    """
+)
+
+
+def test_a_run_killed_mid_step_resumes_in_a_new_process_without_redoing_its_queries(movies_db, tmp_path):
+    checkpoints, marker = tmp_path / "threads.sqlite", tmp_path / "marker"
+    env = {**os.environ, "REFLEXION_CHECKPOINTS": str(checkpoints), "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, movies_db.host, str(movies_db.port), str(marker)], cwd=ROOT, env=env
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert child.poll() is None, "the run ended before it reached its third model call"
+            assert time.monotonic() < deadline, "the run never reached its third model call"
+            time.sleep(0.05)
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.wait(timeout=30)
+    assert child.returncode == -signal.SIGKILL
+
+    model = ScriptedChatModel(replies=[revise(TOM_HANKS_QUERY, 2), revise(TOM_HANKS_QUERY, 9)])
+    agent = KGQueryReflexionAgent(
+        conversation_factory=lambda: model, database=movies_db, checkpointer=sqlite_checkpointer(checkpoints)
+    )
+    result = agent.resume("crashed")
+    # the first call is the one the crash interrupted, sent the two results saved before it
+    assert sum(isinstance(m, ToolMessage) for m in model.calls[0]) == 2
+    ran = [outcome.action for outcome in result.outcomes]
+    assert ran[:2] == [
+        "MATCH (p:Person {name: 'Nobody 1'}) RETURN p.name AS name",
+        "MATCH (p:Person {name: 'Nobody 2'}) RETURN p.name AS name",
+    ]
+    assert ran[2:] == [TOM_HANKS_QUERY] and result.query_rows and result.stop_reason == "score_threshold"
