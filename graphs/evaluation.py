@@ -30,15 +30,14 @@ from nodes.evaluation.report import group_score, groups
 from nodes.evaluation.scoring import rows_match
 from nodes.graphdb.protocol import GraphDatabase, graph_name
 from nodes.models.resolve import chat_model_from_env
+from schemas.constants import EVAL_MAX_STEPS as EVAL_MAX_STEPS  # the CLI's parser shows them without this module
+from schemas.constants import EVAL_QUERY_TIMEOUT_S as EVAL_QUERY_TIMEOUT_S
 from schemas.errors import ConfigurationError
 from schemas.evaluation import AgentAnswer, EvaluationReport, QuestionTrace
 from schemas.run_result import QueryAnswer
-from schemas.settings import FLOW_DEFAULTS
 from schemas.text2cypher import Flow
 
 GOLD_MODELS = ("oracle", "corrupt")
-EVAL_MAX_STEPS = 10  # fewer than an agent's own 30: a question that needs more counts as missed
-EVAL_QUERY_TIMEOUT_S = FLOW_DEFAULTS.query_timeout or 10.0  # the agents' own default; never unbounded here
 EVAL_ROW_CAP = 10_000  # gold and answers share one cap; a gold result above it is excluded
 
 

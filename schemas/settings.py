@@ -2,8 +2,10 @@
 
 A constructor checks what it is given with `checked_settings`, which turns pydantic's error into a
 `ConfigurationError` naming the option and its bound; its signature takes its defaults from the
-default instances below (`max_steps: int = AGENT_DEFAULTS.max_steps`), and so does the CLI. The
-run-context schemas (`schemas.run_context`) copy these fields' bounds and descriptions.
+default instances below (`max_steps: int = AGENT_DEFAULTS.max_steps`). The run-context schemas
+(`schemas.run_context`) copy these fields' bounds and descriptions. The few values the CLI's parser
+shows are plain constants of `schemas.constants`, read by the fields here: the parser must answer
+`--help` without importing pydantic.
 
 Every field is strict: a bool is not a number, "5" is not an integer, and NaN or infinity is no
 number of seconds.
@@ -23,6 +25,7 @@ from pydantic import AllowInfNan, BaseModel, ConfigDict, Field, Strict, Validati
 from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 
+from schemas.constants import AGENT_MAX_STEPS, EXTRACTION_MAX_RETRIES, MAX_STEPS_LIMIT, QUERY_TIMEOUT_S
 from schemas.errors import ConfigurationError
 
 __all__ = [
@@ -55,7 +58,6 @@ __all__ = [
 
 S = TypeVar("S", bound=BaseModel)
 
-MAX_STEPS_LIMIT: Final = 1000  # the most steps any agent may take
 MAX_CALLS_LIMIT: Final = 50  # the Wikipedia ReAct agent's model turns per question
 MAX_ROW_CAP: Final = 100_000  # rows one query may bring back into the process
 MAX_QUERY_TIMEOUT_S: Final = 86_400.0  # a day
@@ -114,7 +116,7 @@ class AgentSettings(Settings):
     """The Reflexion agent's settings (`graphs.engine.ReflexionAgent`)."""
 
     max_steps: int = Field(
-        default=30,
+        default=AGENT_MAX_STEPS,
         ge=1,
         le=MAX_STEPS_LIMIT,
         description="Step limit of a run (tool steps; model turns for ReAct; attempts for extraction)",
@@ -151,7 +153,7 @@ class DatabaseSettings(Settings):
     """How the agents and flows query a graph database."""
 
     query_timeout: float | None = Field(
-        default=10.0,
+        default=QUERY_TIMEOUT_S,
         gt=0,
         le=MAX_QUERY_TIMEOUT_S,
         json_schema_extra=SECONDS,
@@ -209,7 +211,10 @@ class ExtractionSettings(Settings):
     """The structured-output agent's settings (`graphs.structured_output_agent`)."""
 
     max_retries: int = Field(
-        default=3, ge=0, le=MAX_STEPS_LIMIT - 1, description="Attempts after the first whose output does not validate"
+        default=EXTRACTION_MAX_RETRIES,
+        ge=0,
+        le=MAX_STEPS_LIMIT - 1,
+        description="Attempts after the first whose output does not validate",
     )
 
 

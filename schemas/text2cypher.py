@@ -7,11 +7,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, field_validator
 from typing_extensions import TypedDict
 
+from schemas.constants import Flow as Flow  # the flows' names, in a module the CLI's parser reads cheaply
 from schemas.reflexion import TokenUsage
 from schemas.run_result import RunResult
-
-#: The flows' names; each has a builder in `graphs.text2cypher_builders.FLOW_BUILDERS`, checked on import.
-Flow = Literal["naive", "retry", "retry_evaluate", "planner"]
 
 FlowStopReason = Literal[
     "answered",  # the rows were summarised into an answer

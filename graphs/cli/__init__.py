@@ -17,27 +17,57 @@
 Exit codes: 0 answered, 1 no usable answer (eval: accuracy below --min-accuracy), 2 configuration error (no model key,
 a missing provider package, an unknown graph or flow), 3 database unavailable (before or during the run).
 
-The commands live beside this parser: `ask` (ask, resume), `catalog` (load, graphs, schema, examples),
-`evaluate` (eval), `agents` (react, extract) and `serve` (the server launcher); `draw` is here.
+This module declares every command's arguments and help; the commands run in the modules beside it:
+`ask` (ask, resume), `catalog` (load, graphs, schema, examples), `evaluate` (eval), `agents` (react,
+extract) and `serve` (the server launcher); `draw` is here. A command's module, and with it LangGraph,
+LangChain and the database drivers (a second or more to import), is imported only when that command
+runs: `--help` and an argument error answer at once. So this module imports nothing heavy, and the
+values its help shows come from `schemas.constants`, not from the pydantic settings that check them.
 The graphs `graphs`, `draw` and `serve` name are those of `graphs.registry`.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape
-
-from graphs.cli.agents import cmd_extract, cmd_react
-from graphs.cli.ask import cmd_ask, cmd_resume
-from graphs.cli.catalog import add_graph_commands
-from graphs.cli.evaluate import add_eval_command
 from graphs.cli.exit_codes import EXIT_ANSWERED, EXIT_CONFIGURATION, EXIT_DATABASE
-from graphs.text2cypher_flow import FLOWS
+from graphs.cli.serve import DEFAULT_HOST, DEFAULT_PORT
+from nodes.evaluation.faults import FAULTS
+from schemas.constants import (
+    AGENT_MAX_STEPS,
+    DEFAULT_MODEL,
+    EVAL_MAX_STEPS,
+    EVAL_QUERY_TIMEOUT_S,
+    EXTRACTION_MAX_RETRIES,
+    FLOW_NAMES,
+    MAX_STEPS_LIMIT,
+    MODEL_ENV,
+)
 from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
-from schemas.settings import AGENT_DEFAULTS, EXTRACTION_DEFAULTS, ExtractionSettings, setting_help
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+Command = Callable[[argparse.Namespace, "Console"], int]
+
+
+class LazyCommand:
+    """The command `name` of `graphs.cli.<module>`, imported when it runs, not when the parser is built.
+    (A plain class: `dataclasses` would cost the parser more to import than the rest of it.)"""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = module, name
+
+    def __call__(self, args: argparse.Namespace, out: Console) -> int:
+        command: Command = getattr(importlib.import_module(f"graphs.cli.{self.module}"), self.name)
+        return command(args, out)
+
+    def __repr__(self) -> str:
+        return f"LazyCommand({self.module!r}, {self.name!r})"
 
 
 def cmd_draw(args: argparse.Namespace, out: Console) -> int:
@@ -59,7 +89,7 @@ def cmd_serve(args: argparse.Namespace, out: Console) -> int:
 
 
 def _run_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--flow", choices=["reflexion", *FLOWS], default="reflexion")
+    command.add_argument("--flow", choices=["reflexion", *FLOW_NAMES], default="reflexion")
     command.add_argument(
         "--graph",
         help="a graph of the embedded database "
@@ -69,33 +99,131 @@ def _run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--max-steps",
         type=int,
-        help=f"step limit of the reflexion loop (default {AGENT_DEFAULTS.max_steps}); a run keeps the one it "
+        help=f"step limit of the reflexion loop (default {AGENT_MAX_STEPS}); a run keeps the one it "
         "started with: `resume` may lower it, never raise it",
     )
     command.add_argument("--approve", action="store_true", help="ask at the terminal before each generated query runs")
     command.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
 
-def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="reflexion", description="Self-correcting LLM agents over knowledge graphs.")
-    root.add_argument("--data-dir", help="embedded database directory (default: $REFLEXION_DATA_DIR)")
-    commands = root.add_subparsers(dest="command", required=True)
+def _add_run_commands(commands: Any) -> None:
     ask = commands.add_parser("ask", help="ask a knowledge-graph question")
     ask.add_argument("question")
     _run_options(ask)
     ask.add_argument("--thread", help="the thread id to store the run under (default: a new one)")
-    ask.set_defaults(run=cmd_ask)
+    ask.set_defaults(run=LazyCommand("ask", "cmd_ask"))
     resume = commands.add_parser("resume", help="resume an interrupted run, or answer a run paused for approval")
     resume.add_argument("thread_id")
     resume.add_argument("--decision", choices=["approve", "edit", "reject"], help="for a run paused before a query")
     resume.add_argument("--query", help="with --decision edit: the query to run instead; with reject: why")
     _run_options(resume)
-    resume.set_defaults(run=cmd_resume)
+    resume.set_defaults(run=LazyCommand("ask", "cmd_resume"))
     draw = commands.add_parser("draw", help="draw a registered graph to a .png or .mmd file")
     draw.add_argument("name")
     draw.add_argument("output")
     draw.set_defaults(run=cmd_draw)
-    add_graph_commands(commands)
+
+
+def _add_graph_commands(commands: Any) -> None:
+    load = commands.add_parser("load", help="load a Cypher script or a CSV file into a graph of the embedded database")
+    load.add_argument("file", help="a .cypher script (LOAD CSV included), or a .csv file with a header row")
+    load.add_argument(
+        "--graph", help="the graph to load into (default: named after the file; never the movies demo unless named)"
+    )
+    load.add_argument(
+        "--csv-dir", help="a folder holding the CSV files a script's LOAD CSV names (matched by file name)"
+    )
+    load.add_argument("--label", help="CSV: each row is a node with this label")
+    load.add_argument("--key", help="CSV nodes: merge rows on this column (no duplicates on reload)")
+    load.add_argument("--relationship", help="CSV: each row is a relationship of this type")
+    load.add_argument("--start", help="CSV relationships: Label.property=column of the start node")
+    load.add_argument("--end", help="CSV relationships: Label.property=column of the end node")
+    load.add_argument(
+        "--properties",
+        help="CSV relationships: the columns that become properties, comma-separated ('' for none; default all others)",
+    )
+    load.add_argument(
+        "--types",
+        help="CSV: column types, e.g. id=string,price=float (string, integer, float, boolean); "
+        "default: inferred per column",
+    )
+    load.add_argument("--all-strings", action="store_true", help="CSV: read every value as text")
+    load.add_argument(
+        "--lenient",
+        action="store_true",
+        help="CSV: skip malformed rows and bad values, and count them, instead of refusing the file",
+    )
+    load.set_defaults(run=LazyCommand("catalog", "cmd_load"))
+    graphs = commands.add_parser(
+        "graphs", help="list the graphs (registered, and in the embedded database), or drop one"
+    )
+    graphs.add_argument("action", nargs="?", choices=["list", "drop"], default="list")
+    graphs.add_argument("name", nargs="?", help="with drop: the graph to drop")
+    graphs.add_argument("--yes", action="store_true", help="with drop: do not ask")
+    graphs.add_argument("--registered-only", action="store_true")
+    graphs.add_argument("--json", action="store_true")
+    graphs.set_defaults(run=LazyCommand("catalog", "cmd_graphs"))
+    schema = commands.add_parser("schema", help="print the schema of a graph as the prompts show it")
+    schema.add_argument("graph")
+    schema.add_argument("--json", action="store_true")
+    schema.set_defaults(run=LazyCommand("catalog", "cmd_schema"))
+    examples = commands.add_parser("examples", help="give a graph few-shot examples for the text-to-Cypher flows")
+    examples.add_argument("action", choices=["load"])
+    examples.add_argument("graph")
+    examples.add_argument("file", help="a CSV file with question and cypher columns")
+    examples.set_defaults(run=LazyCommand("catalog", "cmd_examples"))
+
+
+def _add_eval_command(commands: Any) -> None:
+    ev = commands.add_parser("eval", help="score execution accuracy over (question, gold Cypher) pairs")
+    ev.add_argument("--agent", choices=("reflexion", *FLOW_NAMES), default="reflexion")  # graphs.evaluation.AGENTS
+    ev.add_argument(
+        "--model",
+        help="oracle, corrupt, or a chat model such as openai:gpt-4o-mini "
+        f"(default: ${MODEL_ENV}, else {DEFAULT_MODEL})",
+    )
+    ev.add_argument(
+        "--dataset",
+        # no default here: `cmd_eval` fills in nodes.graphdb.demo_data.MOVIES_QUESTIONS_CSV (that module imports
+        # pydantic)
+        help="a CSV with question and cypher columns (default: the 767 movies questions)",
+    )
+    ev.add_argument(
+        "--graph", help="a graph of the embedded database (default: the environment's database, else the movies graph)"
+    )
+    ev.add_argument("--limit", type=int, help="only the first N questions")
+    ev.add_argument("--concurrency", type=int, default=8, help="questions running at once (default 8)")
+    ev.add_argument(
+        "--max-steps",
+        type=int,
+        default=EVAL_MAX_STEPS,
+        help=f"step limit of the reflexion agent per question (default {EVAL_MAX_STEPS})",
+    )
+    ev.add_argument(
+        "--query-timeout",
+        type=float,
+        default=EVAL_QUERY_TIMEOUT_S,
+        help=f"seconds per query, gold and generated (default {EVAL_QUERY_TIMEOUT_S:g})",
+    )
+    ev.add_argument("--faults", help=f"corrupt model: comma-separated fault kinds (default all: {', '.join(FAULTS)})")
+    ev.add_argument(
+        "--no-trust-non-empty",
+        action="store_true",
+        help="reflexion: a non-empty result scored low does not end the loop",
+    )
+    ev.add_argument(
+        "--out", default="eval-results", help="directory for the JSON trace and Markdown summary (default eval-results)"
+    )
+    ev.add_argument("--min-accuracy", type=float, help="exit 1 when execution accuracy (percent) is below this")
+    ev.add_argument(
+        "--force",
+        action="store_true",
+        help="score a dataset that does not fit the graph (most gold results empty, foreign labels)",
+    )
+    ev.set_defaults(run=LazyCommand("evaluate", "cmd_eval"))
+
+
+def _add_agent_commands(commands: Any) -> None:
     react = commands.add_parser("react", help="run a ReAct agent")
     react.add_argument("question")
     react.add_argument("--agent", choices=["tools", "wikipedia"], default="tools")
@@ -104,30 +232,49 @@ def parser() -> argparse.ArgumentParser:
     )
     react.add_argument("--model")
     react.add_argument("--json", action="store_true")
-    react.set_defaults(run=cmd_react)
+    react.set_defaults(run=LazyCommand("agents", "cmd_react"))
     extract = commands.add_parser("extract", help="extract validated structured output from a passage")
     extract.add_argument("passage")
     extract.add_argument("--schema", default="schemas.extraction:CarCollection", help="package.module:PydanticModel")
     extract.add_argument(
         "--max-retries",
         type=int,
-        default=EXTRACTION_DEFAULTS.max_retries,
-        help=setting_help(ExtractionSettings, "max_retries"),
+        default=EXTRACTION_MAX_RETRIES,
+        # the words of setting_help(ExtractionSettings, "max_retries"), which imports pydantic (a test checks they
+        # agree)
+        help="Attempts after the first whose output does not validate "
+        f"(an integer from 0 to {MAX_STEPS_LIMIT - 1}; default {EXTRACTION_MAX_RETRIES}).",
     )
     extract.add_argument("--model")
     extract.add_argument("--json", action="store_true")
-    extract.set_defaults(run=cmd_extract)
-    add_eval_command(commands)
+    extract.set_defaults(run=LazyCommand("agents", "cmd_extract"))
+
+
+def _add_serve_command(commands: Any) -> None:
     serve = commands.add_parser("serve", help="serve every registered graph with LangGraph's server (offline)")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=2024)
+    serve.add_argument("--host", default=DEFAULT_HOST)
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT)
     serve.add_argument("--reload", action="store_true", help="restart when the code changes")
     serve.set_defaults(run=cmd_serve)
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="reflexion", description="Self-correcting LLM agents over knowledge graphs.")
+    root.add_argument("--data-dir", help="embedded database directory (default: $REFLEXION_DATA_DIR)")
+    commands = root.add_subparsers(dest="command", required=True)
+    _add_run_commands(commands)
+    _add_graph_commands(commands)
+    _add_agent_commands(commands)
+    _add_eval_command(commands)
+    _add_serve_command(commands)
     return root
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    from rich.console import Console  # after the arguments are read: `--help` and an argument error need no rich
+    from rich.markup import escape
+
     for stream in (sys.stdout, sys.stderr):  # a model-written lone surrogate must not end the output
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")

@@ -8,6 +8,7 @@
     reflexion examples load shop examples.csv                   # question,cypher pairs, each run read-only first
 
 Every load is all or nothing: it writes into a scratch copy and swaps it in on success.
+The commands' arguments are declared in `graphs.cli`, which imports this module when one of them runs.
 """
 
 from __future__ import annotations
@@ -233,53 +234,3 @@ def cmd_examples(args: argparse.Namespace, out: Console) -> int:
     for question, why in refused[:10]:
         out.print(f"  refused: {question[:80]} ({why[:200]})", highlight=False, markup=False)
     return EXIT_ANSWERED if not refused else EXIT_NO_ANSWER
-
-
-def add_graph_commands(commands: Any) -> None:
-    load = commands.add_parser("load", help="load a Cypher script or a CSV file into a graph of the embedded database")
-    load.add_argument("file", help="a .cypher script (LOAD CSV included), or a .csv file with a header row")
-    load.add_argument(
-        "--graph", help="the graph to load into (default: named after the file; never the movies demo unless named)"
-    )
-    load.add_argument(
-        "--csv-dir", help="a folder holding the CSV files a script's LOAD CSV names (matched by file name)"
-    )
-    load.add_argument("--label", help="CSV: each row is a node with this label")
-    load.add_argument("--key", help="CSV nodes: merge rows on this column (no duplicates on reload)")
-    load.add_argument("--relationship", help="CSV: each row is a relationship of this type")
-    load.add_argument("--start", help="CSV relationships: Label.property=column of the start node")
-    load.add_argument("--end", help="CSV relationships: Label.property=column of the end node")
-    load.add_argument(
-        "--properties",
-        help="CSV relationships: the columns that become properties, comma-separated ('' for none; default all others)",
-    )
-    load.add_argument(
-        "--types",
-        help="CSV: column types, e.g. id=string,price=float (string, integer, float, boolean); "
-        "default: inferred per column",
-    )
-    load.add_argument("--all-strings", action="store_true", help="CSV: read every value as text")
-    load.add_argument(
-        "--lenient",
-        action="store_true",
-        help="CSV: skip malformed rows and bad values, and count them, instead of refusing the file",
-    )
-    load.set_defaults(run=cmd_load)
-    graphs = commands.add_parser(
-        "graphs", help="list the graphs (registered, and in the embedded database), or drop one"
-    )
-    graphs.add_argument("action", nargs="?", choices=["list", "drop"], default="list")
-    graphs.add_argument("name", nargs="?", help="with drop: the graph to drop")
-    graphs.add_argument("--yes", action="store_true", help="with drop: do not ask")
-    graphs.add_argument("--registered-only", action="store_true")
-    graphs.add_argument("--json", action="store_true")
-    graphs.set_defaults(run=cmd_graphs)
-    schema = commands.add_parser("schema", help="print the schema of a graph as the prompts show it")
-    schema.add_argument("graph")
-    schema.add_argument("--json", action="store_true")
-    schema.set_defaults(run=cmd_schema)
-    examples = commands.add_parser("examples", help="give a graph few-shot examples for the text-to-Cypher flows")
-    examples.add_argument("action", choices=["load"])
-    examples.add_argument("graph")
-    examples.add_argument("file", help="a CSV file with question and cypher columns")
-    examples.set_defaults(run=cmd_examples)

@@ -9,6 +9,8 @@ tables), and prints the summary. Each finished question is also appended to a `.
 as it ends, so an interrupted run keeps what it measured (questions excluded for their gold
 query are in the final JSON only). A progress bar runs on stderr when
 it is a terminal.
+
+The command's arguments are declared in `graphs.cli`, which imports this module when it runs.
 """
 
 from __future__ import annotations
@@ -33,65 +35,16 @@ from rich.progress import (
 )
 
 from graphs.cli.ask import database
-from graphs.evaluation import AGENTS, EVAL_MAX_STEPS, EVAL_QUERY_TIMEOUT_S, evaluate
+from graphs.evaluation import evaluate
 from nodes.evaluation.dataset import load_dataset
 from nodes.evaluation.faults import FAULTS
 from nodes.evaluation.report import markdown
 from nodes.graphdb.demo_data import MOVIES_QUESTIONS_CSV
-from nodes.models.resolve import DEFAULT_MODEL, MODEL_ENV
+from schemas.constants import DEFAULT_MODEL, MAX_STEPS_LIMIT, MODEL_ENV
 from schemas.errors import ConfigurationError
 from schemas.evaluation import QuestionTrace
-from schemas.settings import MAX_STEPS_LIMIT
 
 EXIT_DONE, EXIT_BELOW_TARGET = 0, 1
-
-
-def add_eval_command(commands: Any) -> None:
-    ev = commands.add_parser("eval", help="score execution accuracy over (question, gold Cypher) pairs")
-    ev.add_argument("--agent", choices=AGENTS, default="reflexion")
-    ev.add_argument(
-        "--model",
-        help="oracle, corrupt, or a chat model such as openai:gpt-4o-mini "
-        f"(default: ${MODEL_ENV}, else {DEFAULT_MODEL})",
-    )
-    ev.add_argument(
-        "--dataset",
-        default=str(MOVIES_QUESTIONS_CSV),
-        help="a CSV with question and cypher columns (default: the 767 movies questions)",
-    )
-    ev.add_argument(
-        "--graph", help="a graph of the embedded database (default: the environment's database, else the movies graph)"
-    )
-    ev.add_argument("--limit", type=int, help="only the first N questions")
-    ev.add_argument("--concurrency", type=int, default=8, help="questions running at once (default 8)")
-    ev.add_argument(
-        "--max-steps",
-        type=int,
-        default=EVAL_MAX_STEPS,
-        help=f"step limit of the reflexion agent per question (default {EVAL_MAX_STEPS})",
-    )
-    ev.add_argument(
-        "--query-timeout",
-        type=float,
-        default=EVAL_QUERY_TIMEOUT_S,
-        help=f"seconds per query, gold and generated (default {EVAL_QUERY_TIMEOUT_S:g})",
-    )
-    ev.add_argument("--faults", help=f"corrupt model: comma-separated fault kinds (default all: {', '.join(FAULTS)})")
-    ev.add_argument(
-        "--no-trust-non-empty",
-        action="store_true",
-        help="reflexion: a non-empty result scored low does not end the loop",
-    )
-    ev.add_argument(
-        "--out", default="eval-results", help="directory for the JSON trace and Markdown summary (default eval-results)"
-    )
-    ev.add_argument("--min-accuracy", type=float, help="exit 1 when execution accuracy (percent) is below this")
-    ev.add_argument(
-        "--force",
-        action="store_true",
-        help="score a dataset that does not fit the graph (most gold results empty, foreign labels)",
-    )
-    ev.set_defaults(run=cmd_eval)
 
 
 def _faults(spec: str | None, model: str) -> list[str] | None:
@@ -142,6 +95,8 @@ def _output_paths(out: str, agent: str, model: str) -> tuple[Path, Path, Path]:
 
 
 def cmd_eval(args: argparse.Namespace, out: Console) -> int:
+    if args.dataset is None:  # the parser leaves it: naming the file would import pydantic for every --help
+        args.dataset = str(MOVIES_QUESTIONS_CSV)
     _check_numbers(args)
     model = args.model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
     faults = _faults(args.faults, model)

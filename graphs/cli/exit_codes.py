@@ -1,6 +1,13 @@
-"""The exit codes every command of the project uses, as `reflexion --help` and the README list them."""
+"""The exit codes every command of the project uses, as `reflexion --help` and the README list them.
 
-from schemas.run_result import RunResult
+The command line's parser imports this module: it imports no pydantic model at run time."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from schemas.run_result import RunResult
 
 EXIT_ANSWERED = 0  # the run answered
 EXIT_NO_ANSWER = 1  # the run ended without a usable answer (eval: accuracy below --min-accuracy)

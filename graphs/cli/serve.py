@@ -4,6 +4,9 @@ It runs `langgraph dev` offline: no browser, no hot reload unless asked, no
 version check against PyPI, no CLI analytics, and LangSmith tracing off unless
 the environment turns it on. Threads live in the server's own store; the
 model and the database come from each run's context, else the environment.
+
+The command line's parser takes its defaults from here: this module imports the registry (and
+with it LangGraph) only when the server is started.
 """
 
 from __future__ import annotations
@@ -13,10 +16,10 @@ import shutil
 import sys
 from pathlib import Path
 
-from graphs.registry import LANGGRAPH_JSON
 from schemas.errors import ConfigurationError
 
 TRACING_VARIABLES = ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING")
+DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 2024
 
 
@@ -42,8 +45,13 @@ def langgraph_executable() -> str:
 
 
 def serve_command(
-    host: str = "127.0.0.1", port: int = DEFAULT_PORT, reload: bool = False, config: Path = LANGGRAPH_JSON
+    host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, reload: bool = False, config: Path | None = None
 ) -> list[str]:
+    """The server's command line; `config` defaults to the project's langgraph.json (`graphs.registry`)."""
+    if config is None:  # the registry imports every graph's module: not for the parser, which reads the defaults
+        from graphs.registry import LANGGRAPH_JSON
+
+        config = LANGGRAPH_JSON
     command = [
         langgraph_executable(),
         "dev",
@@ -58,7 +66,7 @@ def serve_command(
     return command if reload else [*command, "--no-reload"]
 
 
-def serve(host: str = "127.0.0.1", port: int = DEFAULT_PORT, reload: bool = False) -> None:
+def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, reload: bool = False) -> None:
     """Replace this process with the server (Ctrl-C stops it). langgraph.json names the registry's
     graphs by module (`graphs.registry:<name>`), so any working directory serves; the server keeps
     its threads in `.langgraph_api/` there."""

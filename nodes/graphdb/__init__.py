@@ -1,11 +1,24 @@
-"""Graph databases behind one small protocol: FalkorDB (embedded default) and Neo4j."""
+"""Graph databases behind one small protocol: FalkorDB (embedded default) and Neo4j.
 
-from nodes.graphdb.connect import connect
-from nodes.graphdb.cypher_script import LoadReport, load_cypher_script
-from nodes.graphdb.demo_data import MOVIES_CYPHER, ensure_movies_graph
-from nodes.graphdb.falkordb_graph import FalkorDBGraph
-from nodes.graphdb.neo4j_graph import Neo4jGraph
-from nodes.graphdb.protocol import GraphDatabase
+The names below are imported on first use (PEP 562), not with the package: importing one light
+module of it (`nodes.graphdb.locations`, say) must not load both database drivers, numpy (through
+the neo4j driver) and pydantic, which cost a command-line answer like `reflexion --help` a second.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nodes.graphdb.connect import connect
+    from nodes.graphdb.cypher_script import LoadReport, load_cypher_script
+    from nodes.graphdb.demo_data import MOVIES_CYPHER, ensure_movies_graph
+    from nodes.graphdb.falkordb_graph import FalkorDBGraph
+    from nodes.graphdb.neo4j_graph import Neo4jGraph
+    from nodes.graphdb.protocol import GraphDatabase
 
 __all__ = [
     "MOVIES_CYPHER",
@@ -17,3 +30,42 @@ __all__ = [
     "ensure_movies_graph",
     "load_cypher_script",
 ]
+
+#: The module each name of `__all__` is defined in.
+_SOURCES = {
+    "MOVIES_CYPHER": "nodes.graphdb.demo_data",
+    "FalkorDBGraph": "nodes.graphdb.falkordb_graph",
+    "GraphDatabase": "nodes.graphdb.protocol",
+    "LoadReport": "nodes.graphdb.cypher_script",
+    "Neo4jGraph": "nodes.graphdb.neo4j_graph",
+    "connect": "nodes.graphdb.connect",
+    "ensure_movies_graph": "nodes.graphdb.demo_data",
+    "load_cypher_script": "nodes.graphdb.cypher_script",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _SOURCES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_SOURCES[name]), name)
+    globals()[name] = value  # found directly from now on
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+class _Package(types.ModuleType):
+    """This package, keeping `nodes.graphdb.connect` the function `connect`. Importing a submodule
+    binds it on its package under its own name, so the first `from nodes.graphdb.connect import ...`
+    would otherwise leave the module where `from nodes.graphdb import connect` expects the function
+    (importing the function first, as an eager `__init__` did, is what used to prevent it)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _SOURCES.get(name) == value.__name__:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
