@@ -235,6 +235,12 @@ class AgentLoop(ABC, Generic[ResultT]):
     def log_step(self, step: int, node: str, message: BaseMessage | None) -> None:
         self._log_step_message(step, node, message)
 
+    def logs_steps(self) -> bool:
+        """True with biochatter's `agent_logger`, a subclass's own `_log_step_message`, or this
+        module's logger at INFO."""
+        own_hook = type(self)._log_step_message is not AgentLoop._log_step_message
+        return own_hook or self.agent_logger is not None or logger.isEnabledFor(logging.INFO)
+
     def log_result(self, result: ResultT) -> None:
         self._log_final_result(result)
 

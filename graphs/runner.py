@@ -34,10 +34,12 @@ StepCallback = Callable[[int, str, BaseMessage | None, dict[str, Any]], None]
 EventCallback = Callable[[dict[str, Any]], None]
 """Told of every progress event a step writes (`{"label", "payload"}`; the text-to-Cypher flows write them)."""
 
-#: Updates (pauses and step reports) and values (the final state); custom (progress events) only
-#: when someone listens: LangGraph then routes every step's writer through the stream.
-STREAM_MODES: list[StreamMode] = ["updates", "values"]
-WITH_EVENTS: list[StreamMode] = [*STREAM_MODES, "custom"]
+#: Values (the state after each step, with the pause when there is one) always; updates (which
+#: node did what) only when someone hears of each step, custom (progress events) only when someone
+#: listens: each mode LangGraph streams costs every step of every run.
+STATE: StreamMode = "values"
+STEPS: StreamMode = "updates"
+EVENTS: StreamMode = "custom"
 
 
 class ResumeOptions(TypedDict, total=False):
@@ -84,6 +86,10 @@ class RunTarget(Protocol[ResultT]):
 
     def log_step(self, step: int, node: str, message: BaseMessage | None) -> None: ...
 
+    def logs_steps(self) -> bool:
+        """Whether `log_step` does anything now: the steps are streamed only for someone to hear."""
+        ...
+
     def log_result(self, result: ResultT) -> None: ...
 
 
@@ -94,8 +100,9 @@ class _Run(Generic[ResultT]):
         self, runner: Runner[ResultT], inputs: Any, options: RunOptions, steps: int | None, events: bool
     ) -> None:
         target = runner.target
-        self.modes = WITH_EVENTS if events else STREAM_MODES
         self.runner, self.on_step = runner, options.get("on_step")
+        steps_heard = self.on_step is not None or target.logs_steps()
+        self.modes = [STATE, *([STEPS] if steps_heard else []), *([EVENTS] if events else [])]
         self.config = runner.config(options.get("thread_id"), steps)
         self.context = checked_context(target.context_schema, options.get("context"))
         self.state: dict[str, Any] = inputs if isinstance(inputs, dict) else {}
@@ -103,12 +110,15 @@ class _Run(Generic[ResultT]):
 
     def take(self, mode: str, chunk: Any) -> dict[str, Any] | None:
         """Record one streamed chunk; a progress event is returned to pass on."""
-        if mode == "custom":
+        if mode == EVENTS:
             return chunk
-        if mode == "values":
+        if mode == STATE:
+            paused = paused_on(chunk)
+            if paused is not None:  # a pause comes as the state with the interrupt under its own key
+                self.pending = paused
+                chunk = {k: v for k, v in chunk.items() if k != INTERRUPT}
             self.state = chunk
             return None
-        self.pending = paused_on(chunk) or self.pending
         for node, update in chunk.items():
             if node != INTERRUPT:
                 self._report(node, update or {})

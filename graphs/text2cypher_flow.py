@@ -256,6 +256,9 @@ class Text2CypherFlow:
     def log_step(self, step: int, node: str, message: BaseMessage | None) -> None:
         """The flows report progress as events (`on_event`), not as step messages."""
 
+    def logs_steps(self) -> bool:
+        return False
+
     def log_result(self, result: Text2CypherResult) -> None:
         logger.info("text2cypher_%s: %s (%s)", self.flow, result.stop_reason, without_surrogates(str(result.answer)))
 

@@ -8,6 +8,7 @@ text (fenced or not) is accepted. Prompts go out `sendable` (no lone surrogates)
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
@@ -150,6 +151,13 @@ def bound_to_schema(model: Any, schema: type[BaseModel]) -> Any:
     return runnable
 
 
+@functools.lru_cache(maxsize=64)
+def system_message(text: str) -> SystemMessage:
+    """The system message of `text`, one object per text: a run sends the same system prompt on
+    every call, and `sendable` checks a message it has seen (by identity) only once."""
+    return SystemMessage(content=text)
+
+
 class Responder:
     """Ask `model` for a `schema` reply to `system_prompt` + the memory, retrying bad replies."""
 
@@ -159,7 +167,7 @@ class Responder:
         self._runnable = bound_to_schema(model, schema)
 
     def _prompt(self, messages: list[BaseMessage], feedback: list[BaseMessage]) -> list[BaseMessage]:
-        return sendable([SystemMessage(content=self.system_prompt), *messages, *feedback])
+        return sendable([system_message(self.system_prompt), *messages, *feedback])
 
     def _feedback(self, reply: AIMessage, error: str) -> HumanMessage:
         invalid = [{"name": c.get("name"), "args": c.get("args")} for c in reply.invalid_tool_calls]
