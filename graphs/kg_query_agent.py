@@ -22,27 +22,33 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Any, cast
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.types import interrupt
+from pydantic import BaseModel
 from typing_extensions import Unpack
 
 from graphs.engine import ReflexionAgent
+from graphs.loop import Turn
 from graphs.runner import RunOptions
 from nodes.common.approval import approval_request, read_decision
-from nodes.common.responder import Responder
+from nodes.common.responder import Responder, system_message
 from nodes.common.responder_with_retries import ResponderWithRetries
 from nodes.graphdb.hook_database import HookDatabase, connect_hook
 from nodes.graphdb.protocol import GraphDatabase
 from nodes.graphdb.run_databases import RunDatabases
 from nodes.keyed_cache import KeyedCache
 from nodes.models.resolve import chat_model_from_env
+from nodes.models.wire import sendable
 from nodes.prompts.kg_query import (
     DIALECT_NOTES,
     DRAFT_INSTRUCTION,
     QUERY_SYSTEM_PROMPT,
     REVISE_INSTRUCTION,
-    build_kg_prompt,
+    SchemaPrompts,
+    schema_prompts,
 )
+from nodes.reflexion.prompt_view import judges_rows
 from nodes.reflexion.steps import last_tool_call_id, latest_action, run_from_message
 from nodes.run_context import APPROVAL_ENV, env_flag, lower
 from nodes.run_limits import recorded
@@ -56,6 +62,31 @@ from schemas.settings import KG_QUERY_DEFAULTS, AgentSettings, KGQuerySettings, 
 __all__ = ["GenerateQuery", "KGQueryReflexionAgent", "ResponderWithRetries", "ReviseQuery"]
 
 REJECTED = "RejectedByReviewer"
+NO_SCHEMA = "(No schema is known for this database: write the query from the question.)"
+
+
+class ReviseResponder(Responder):
+    """The revise step's responder, whose system message depends on the result it judges.
+
+    biochatter's revise prompt carries no schema, but every result whole; resending the whole
+    kg_prompt with every revision instead made a question cost more than biochatter's at one and
+    two iterations (benchmarks/prompt_growth.py). A revision judging rows gets `with_rows` (the
+    instruction and the schema's names: the query that returned them fits the schema already);
+    one judging no rows, an error, a skipped repeat or a rejected query gets `without_rows` (the
+    whole kg_prompt and the dialect notes: types, example spellings and what the database does not
+    support are what such a revision needs). The choice is made per call, from the messages sent."""
+
+    def __init__(
+        self, model: BaseChatModel, schema: type[BaseModel], with_rows: str, without_rows: str, max_retries: int = 2
+    ) -> None:
+        super().__init__(model, schema, without_rows, max_retries)
+        self.with_rows, self.without_rows = with_rows, without_rows
+
+    def system_prompt_for(self, messages: list[BaseMessage]) -> str:
+        return self.with_rows if judges_rows(messages) else self.without_rows
+
+    def _prompt(self, messages: list[BaseMessage], feedback: list[BaseMessage]) -> list[BaseMessage]:
+        return sendable([system_message(self.system_prompt_for(messages)), *messages, *feedback])
 
 
 class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
@@ -113,7 +144,7 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         self.allow_writes = settings.allow_writes
         self.require_approval = env_flag(APPROVAL_ENV) if require_approval is None else require_approval
         self.databases = RunDatabases(self.connection_args, database)
-        self._schema_prompts = KeyedCache()  # one kg_prompt per database
+        self._schema_prompts = KeyedCache()  # one `SchemaPrompts` per database
 
     @property
     def db(self) -> GraphDatabase:
@@ -128,9 +159,13 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
 
     def schema_prompt(self) -> str:
         """The kg_prompt built from the live schema, used when `execute` gets no prompt."""
+        return self._schema_texts().full
+
+    def _schema_texts(self) -> SchemaPrompts:
+        """The kg_prompt and the compact schema of this run's database, read once per database."""
         db = self.db
         # keyed by the object (adapters hash by identity): an id could be reused by a later database
-        return self._schema_prompts.get(cast(Hashable, db), lambda: build_kg_prompt(db.schema(), dialect=db.dialect))
+        return self._schema_prompts.get(cast(Hashable, db), lambda: schema_prompts(db.schema(), dialect=db.dialect))
 
     def _brings_own_database(self) -> bool:
         """A subclass that overrides `_query_graph_database` (as biochatter's do) queries its own
@@ -164,6 +199,17 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
             raise
         except GraphDatabaseError:
             return
+
+    def _responder_ready(self, turn: Turn, prompt: str | None) -> bool:
+        """A responder needs the schema, read from the database once per database (a draft given a
+        kg_prompt needs none; a revision needs the schema's names even then): once it is cached
+        (the draft's tool check reads it), building one reads nothing."""
+        if not self._model_ready():
+            return False
+        if self._brings_own_database() or (prompt is not None and turn == "draft"):
+            return True
+        db = self.databases.opened_for(self.run_context())
+        return db is not None and self._schema_prompts.peek(cast(Hashable, db)) is not None
 
     def _connect_db(self) -> None:
         """biochatter's hook: open the database the queries run on (the agent's own by default)."""
@@ -204,21 +250,43 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
             return HookDatabase(self._connect_db, self._query_graph_database)  # type: ignore[return-value]
         return self.db
 
-    def _system_prompt(self, instruction: str, prompt: str | None) -> str:
-        if prompt is None and self._brings_own_database():
-            prompt = "(No schema is known for this database: write the query from the question.)"
-        if prompt is None:
-            try:
-                prompt = self.schema_prompt()
-            except GraphDatabaseError as e:  # down since `_tool_ready`: the tool step reports it
-                prompt = f"(The schema could not be read: {e})"
-        header = QUERY_SYSTEM_PROMPT.format(
+    def _schema_text(self, prompt: str | None) -> str:
+        """The schema a draft is sent, and a revision judging no rows: the given kg_prompt, else the
+        one built from the live schema."""
+        if prompt is not None:
+            return prompt
+        if self._brings_own_database():
+            return NO_SCHEMA
+        try:
+            return self._schema_texts().full
+        except GraphDatabaseError as e:  # down since `_tool_ready`: the tool step reports it
+            return f"(The schema could not be read: {e})"
+
+    def _schema_names(self, prompt: str | None) -> str:
+        """The schema a revision judging rows is sent: the names of the database the queries run on
+        (`compact_schema_text`), read once per database, also when a kg_prompt was given (the user's
+        text, which the agent does not rewrite, is sent instead when it is no longer than the names,
+        or when the database's schema cannot be read)."""
+        if self._brings_own_database():
+            return prompt or ""
+        try:
+            names = self._schema_texts().compact
+        except GraphDatabaseError:
+            return prompt or ""
+        return prompt if prompt is not None and len(prompt) <= len(names) else names
+
+    def _header(self, instruction: str) -> str:
+        return QUERY_SYSTEM_PROMPT.format(
             query_lang=self.query_lang, time=time.strftime("%Y-%m-%d %H:%M"), instruction=instruction
         )
+
+    def _system_prompt(self, instruction: str, prompt: str | None) -> str:
+        """The header with `instruction`, the whole schema text and the dialect notes."""
+        schema = self._schema_text(prompt)
         dialect_note = DIALECT_NOTES.get(self.dialect, "")  # type: ignore[call-overload]
-        if dialect_note and dialect_note in prompt:
+        if dialect_note and dialect_note in schema:
             dialect_note = ""
-        return "\n\n".join(part for part in (header, prompt, dialect_note) if part)
+        return "\n\n".join(part for part in (self._header(instruction), schema, dialect_note) if part)
 
     def _create_initial_responder(self, prompt: str | None = None) -> Responder:
         return Responder(
@@ -226,9 +294,10 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         )
 
     def _create_revise_responder(self, prompt: str | None = None) -> Responder:
-        return Responder(
-            self.chat, ReviseQuery, self._system_prompt(REVISE_INSTRUCTION, prompt), self.max_model_retries
-        )
+        names = self._schema_names(prompt)
+        with_rows = "\n\n".join(part for part in (self._header(REVISE_INSTRUCTION), names) if part)
+        without_rows = self._system_prompt(REVISE_INSTRUCTION, prompt)
+        return ReviseResponder(self.chat, ReviseQuery, with_rows, without_rows, self.max_model_retries)
 
     def _tool_function(self, state: list[BaseMessage]) -> ToolMessage:
         """Run the newest query in the memory against the graph database."""

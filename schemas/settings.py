@@ -171,8 +171,9 @@ class DatabaseSettings(Settings):
 class KGQuerySettings(AgentSettings, DatabaseSettings):
     """The knowledge-graph Reflexion agent's settings (`graphs.kg_query_agent.KGQueryReflexionAgent`)."""
 
-    # A revision judges the newest result: older rows only cost tokens (benchmarks/prompt_growth.py).
-    tool_results_in_prompt: int | None = field_like(AgentSettings, "tool_results_in_prompt", default=2)
+    # A revision judges the newest result: older rows only cost tokens, and the older results keep
+    # their row count and columns (benchmarks/prompt_growth.py).
+    tool_results_in_prompt: int | None = field_like(AgentSettings, "tool_results_in_prompt", default=1)
     rows_in_message: int = Field(
         default=20,
         ge=1,

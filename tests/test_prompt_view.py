@@ -4,8 +4,9 @@ full, and the memory keeps every row."""
 from __future__ import annotations
 
 import pytest
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from nodes.reflexion.prompt_view import judges_rows, prompt_messages
 from schemas.errors import ConfigurationError
 from tests.helpers import draft, make_agent, revise
 
@@ -25,19 +26,28 @@ def tool_texts(prompt) -> list[str]:
     return [str(m.content) for m in prompt if isinstance(m, ToolMessage)]
 
 
-def test_by_default_the_last_two_results_are_whole_and_older_ones_keep_their_header(movies_db):
+def test_by_default_the_last_result_is_whole_and_older_ones_keep_their_count_and_columns(movies_db):
+    # The default keeps one result whole (it was two): a revision judges the newest rows only.
     result, model, memory = run(movies_db)
     last_prompt = tool_texts(model.calls[-1])
     assert len(last_prompt) == 4
-    assert all("[" in t.splitlines()[-1] and "not repeated" in t for t in last_prompt[:2])
-    assert all(
-        t.splitlines()[0] == f"Query: {q}" and "row(s), columns: title" in t
-        for t, q in zip(last_prompt[:2], QUERIES[:2], strict=True)
-    )
-    assert all("not repeated" not in t and len(t.splitlines()) == 22 for t in last_prompt[2:])  # header + 20 rows shown
+    for text, n in zip(last_prompt[:3], (21, 22, 23), strict=True):
+        # the query is in the tool call right before, so its line is not repeated either
+        assert text.splitlines() == [
+            f"Result: {n} row(s), columns: title. Showing the first 20.",
+            "[20 rows not repeated]",
+        ]
+    whole = last_prompt[3]
+    assert whole.splitlines()[0] == f"Query: {QUERIES[3]}" and len(whole.splitlines()) == 22  # header + 20 rows
     stored = tool_texts(memory)
     assert len(stored) >= 4 and all("not repeated" not in t for t in stored)  # the memory keeps every row
     assert all(len(o.content.splitlines()) == 22 for o in result.outcomes)
+
+
+def test_two_whole_results_keep_the_previous_rows(movies_db):
+    _, model, _ = run(movies_db, tool_results_in_prompt=2)
+    texts = tool_texts(model.calls[-1])
+    assert ["not repeated" in t for t in texts] == [True, True, False, False]
 
 
 def test_none_shows_every_result_whole_and_costs_more(movies_db):
@@ -62,9 +72,37 @@ def test_a_query_over_several_lines_keeps_its_result_line_and_errors_are_never_s
     agent, model = make_agent(movies_db, script, trust_non_empty_result=False)
     assert agent.execute("List some movies.").steps == 4
     error, oldest, *_ = tool_texts(model.calls[-1])
-    assert "toIntegr" in error and "not repeated" not in error
-    assert oldest.splitlines()[:3] == multi[0].replace("MATCH", "Query: MATCH", 1).splitlines()
-    assert "Result: 21 row(s)" in oldest and "20 row line(s) not repeated" in oldest
+    assert "toIntegr" in error and "not repeated" not in error and error.startswith("Query: MATCH (m:Movie)")
+    # the Result line is found below a query of three lines; the query itself is in the call before it
+    assert oldest.splitlines() == ["Result: 21 row(s), columns: title. Showing the first 20.", "[20 rows not repeated]"]
+
+
+def outcome_message(content: str, call_id: str) -> ToolMessage:
+    rows = [["a"], ["b"]]
+    return ToolMessage(
+        content=content, tool_call_id=call_id, artifact={"executed": True, "non_empty": True, "rows": rows}
+    )
+
+
+def test_a_query_the_call_does_not_show_keeps_its_line():
+    ran = "MATCH (n) RETURN n.name AS name"
+    result = 'Result: 2 row(s), columns: name.\n{"name": "a"}\n{"name": "b"}'
+    memory = [
+        HumanMessage(content="q"),
+        AIMessage(content="", tool_calls=[{"name": "ReviseQuery", "args": {"revised_query": "MATCH (x)"}, "id": "1"}]),
+        outcome_message(f"The reviewer replaced the query with: {ran}\nQuery: {ran}\n{result}", "1"),
+        AIMessage(content="", tool_calls=[{"name": "ReviseQuery", "args": {"revised_query": ran}, "id": "2"}]),
+        outcome_message(f"Query: {ran}\n{result}", "2"),
+    ]
+    edited, latest = tool_texts(prompt_messages(memory, 1))
+    assert edited.splitlines() == [
+        f"The reviewer replaced the query with: {ran}",
+        f"Query: {ran}",
+        "Result: 2 row(s), columns: name.",
+        "[2 rows not repeated]",
+    ]
+    assert latest == memory[-1].content
+    assert judges_rows(memory) and not judges_rows([*memory[:-1], ToolMessage(content="x", tool_call_id="2")])
 
 
 def test_a_follow_up_question_sees_the_previous_answer_whole(movies_db):

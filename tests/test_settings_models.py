@@ -186,7 +186,7 @@ def test_the_defaults_are_the_ones_the_constructors_had():
         "tool_results_in_prompt": None,
     }
     kg = KG_QUERY_DEFAULTS
-    assert (kg.tool_results_in_prompt, kg.query_timeout, kg.row_cap, kg.rows_in_message) == (2, 10.0, 100, 20)
+    assert (kg.tool_results_in_prompt, kg.query_timeout, kg.row_cap, kg.rows_in_message) == (1, 10.0, 100, 20)
     assert (kg.allow_writes, kg.require_approval, kg.max_steps) == (False, None, 30)
     assert FLOW_DEFAULTS.model_dump() == {
         "query_timeout": 10.0,

@@ -1,12 +1,21 @@
-"""Prompts of the knowledge-graph query agent, and the schema section of the kg_prompt.
+"""Prompts of the knowledge-graph query agent, and the schema sections of its prompts.
 
 A prompt line that ends in a backslash goes on with the next one: the backslash joins them, no newline.
+
+The draft is sent the whole kg_prompt: the schema with typed properties and example values, the
+dialect notes and the rules. A revision judging rows is sent only `compact_schema_text`, the
+names it may use (labels, relationship patterns, property names): the query that returned those
+rows already fits the schema, and the full text, resent at every revision, would cost more than
+the rows it judges (benchmarks/prompt_growth.py). A revision judging no rows or an error is sent
+the whole kg_prompt again, since that is when types, example spellings and the dialect matter.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from nodes.common.schema_text import DIALECT_NOTES, schema_text
-from schemas.graphdb import Dialect, GraphSchema
+from schemas.graphdb import Dialect, GraphSchema, PropertyInfo
 
 QUERY_SYSTEM_PROMPT = (
     "As a senior researcher and graph database expert, your task is to generate '{query_lang}' "
@@ -20,15 +29,15 @@ DRAFT_INSTRUCTION = (
     "what the query looks up."
 )
 
-REVISE_INSTRUCTION = """Revise your previous query using the query result and follow the guidelines:
-1. If you consistently obtain empty results, please consider removing constraints such as relationship constraints to \
-try to obtain a result.
-2. You should use previous critique to improve your query.
-3. If the database returned an error, fix exactly what the error names, in the dialect described below.
-4. Only generate a query without returning any other text.
-Call the `ReviseQuery` tool: `answer` is the previous query, `reflection` your critique of its result, `revised_query` \
-the improved query, and `score` how well the previous query's result answers the question, from 0 (not at all) to 10 \
-(fully)."""
+REVISE_INSTRUCTION = """Revise your previous query using its result:
+1. If you consistently obtain empty results, consider removing constraints such as relationship constraints.
+2. Use your previous critique to improve the query.
+3. If the database returned an error, fix exactly what the error names.
+4. Only generate a query, no other text.
+Call the `ReviseQuery` tool; its `score` rates how well the previous query's result answers the question, \
+from 0 (not at all) to 10 (fully)."""
+
+COMPACT_SCHEMA_HEADER = "Labels and relationship types, with their properties (use only these):"
 
 
 def build_kg_prompt(schema: GraphSchema, question: str | None = None, dialect: Dialect | None = None) -> str:
@@ -49,3 +58,30 @@ def build_kg_prompt(schema: GraphSchema, question: str | None = None, dialect: D
     if question:
         parts.append(f"Question: {question}")
     return "\n\n".join(parts)
+
+
+def _names(properties: list[PropertyInfo]) -> str:
+    return " {" + ", ".join(p.name for p in properties) + "}" if properties else ""
+
+
+def compact_schema_text(schema: GraphSchema) -> str:
+    """The schema's names only, in Cypher pattern form: `(:Label {a, b})` and
+    `(:Start)-[:TYPE {c}]->(:End)`, without types, example values or dialect notes."""
+    lines = [COMPACT_SCHEMA_HEADER]
+    lines += [f"(:{node.label}{_names(node.properties)})" for node in schema.nodes]
+    for rel in schema.relationships:
+        for start, end in rel.patterns or [("?", "?")]:
+            lines.append(f"(:{start})-[:{rel.type}{_names(rel.properties)}]->(:{end})")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class SchemaPrompts:
+    """What the agent reads from a database's schema once: the kg_prompt, and its compact form."""
+
+    full: str
+    compact: str
+
+
+def schema_prompts(schema: GraphSchema, dialect: Dialect | None = None) -> SchemaPrompts:
+    return SchemaPrompts(full=build_kg_prompt(schema, dialect=dialect), compact=compact_schema_text(schema))

@@ -3,10 +3,16 @@
 The memory grows by a draft or revision and a tool result at every step, and each prompt carries
 it all; rows of results the loop has moved past cost tokens on every later call without helping
 the model judge the newest one (benchmarks/prompt_growth.py). Within the current question, the
-last `keep` results that returned rows stay whole; older ones keep everything up to their
-`Result:` line (any note, the query however many lines it spans, the row count and the columns)
-and lose their rows. Errors, skipped repeats, stop notes and earlier questions' answers are never
-shortened. Only the prompt is trimmed: the memory, the outcomes and the checkpoints keep every row.
+last `keep` results that returned rows stay whole; older ones keep their notes, their row count
+and columns (the `Result:` line, however many lines the query before it spans) and lose their
+rows. Their `Query:` lines go too when the tool call the result answers shows that very query:
+the model sees it there, right before the result, so the line only repeats it (a query a reviewer
+replaced differs from the call's, and stays). Errors, skipped repeats, stop notes and earlier
+questions' answers are never shortened. Only the prompt is trimmed: the memory, the outcomes and
+the checkpoints keep every row.
+
+`judges_rows` tells what the newest result is, for prompts that depend on it (the knowledge-graph
+agent's revision is sent the whole schema only when the result it judges has no rows).
 """
 
 from __future__ import annotations
@@ -14,10 +20,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from pydantic import BaseModel
 
 RESULT_LINE = "Result: "  # see nodes.tools.cypher.describe_result
+QUERY_LINE = "Query: "
 
 
 def _artifact(message: ToolMessage) -> dict[str, Any]:
@@ -39,10 +46,26 @@ def _rows_start(message: BaseMessage) -> int | None:
     return header + 1 if header is not None and header + 1 < len(lines) else None
 
 
-def _shortened(message: ToolMessage, rows_start: int) -> ToolMessage:
+def _call_texts(messages: Sequence[BaseMessage]) -> dict[str, set[str]]:
+    """The text arguments of every tool call in `messages`, by call id."""
+    return {
+        str(call.get("id")): {v.strip() for v in (call.get("args") or {}).values() if isinstance(v, str)}
+        for m in messages
+        if isinstance(m, AIMessage)
+        for call in m.tool_calls
+    }
+
+
+def _shortened(message: ToolMessage, rows_start: int, called_with: set[str]) -> ToolMessage:
+    """The result without its rows, and without its `Query:` lines when the call it answers shows that
+    very query (the line repeats it): its notes, row count and columns stay."""
     lines = str(message.content).split("\n")
-    note = f"[{len(lines) - rows_start} row line(s) not repeated: a later result is the one to judge]"
-    return message.model_copy(update={"content": "\n".join([*lines[:rows_start], note])})
+    header = lines[: rows_start - 1]
+    query_at = next((i for i, line in enumerate(header) if line.startswith(QUERY_LINE)), None)
+    if query_at is not None and "\n".join(header[query_at:])[len(QUERY_LINE) :].strip() in called_with:
+        header = header[:query_at]
+    note = f"[{len(lines) - rows_start} rows not repeated]"
+    return message.model_copy(update={"content": "\n".join([*header, lines[rows_start - 1], note])})
 
 
 def prompt_messages(messages: Sequence[BaseMessage], keep_tool_results: int | None) -> list[BaseMessage]:
@@ -53,4 +76,21 @@ def prompt_messages(messages: Sequence[BaseMessage], keep_tool_results: int | No
     question = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
     results = [(i, start) for i, m in enumerate(messages) if i > question and (start := _rows_start(m)) is not None]
     old = dict(results[: max(0, len(results) - keep_tool_results)])
-    return [_shortened(m, old[i]) if i in old else m for i, m in enumerate(messages)]  # type: ignore[arg-type]
+    calls = _call_texts(messages) if old else {}
+    shown: list[BaseMessage] = []
+    for i, m in enumerate(messages):
+        if i in old and isinstance(m, ToolMessage):
+            m = _shortened(m, old[i], calls.get(str(m.tool_call_id), set()))
+        shown.append(m)
+    return shown
+
+
+def judges_rows(messages: Sequence[BaseMessage]) -> bool:
+    """Whether the newest tool result in `messages` is a query that ran and returned rows with a value
+    in them: what a revision then judges. An error, no rows, rows of nulls, a skipped repeat, a
+    rejected query or a result without an outcome (a subclass's own tool) do not count."""
+    latest = next((m for m in reversed(messages) if isinstance(m, ToolMessage)), None)
+    if latest is None:
+        return False
+    outcome = _artifact(latest)
+    return bool(outcome.get("executed") and not outcome.get("error") and outcome.get("non_empty"))
