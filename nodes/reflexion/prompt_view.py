@@ -17,6 +17,8 @@ agent's revision is sent the whole schema only when the result it judges has no 
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -56,16 +58,36 @@ def _call_texts(messages: Sequence[BaseMessage]) -> dict[str, set[str]]:
     }
 
 
+#: Shortened copies already made, by the original's identity (the original is kept with its copy,
+#: so an id is never reused while cached): each call of a run shortens the same old results, and
+#: the same copy lets the client-side checks that remember messages by identity (`sendable`) skip it.
+SHORTENED_KEPT = 256
+_shortened_copies: OrderedDict[tuple[int, int, bool], tuple[ToolMessage, ToolMessage]] = OrderedDict()
+_shortened_lock = threading.Lock()
+
+
 def _shortened(message: ToolMessage, rows_start: int, called_with: set[str]) -> ToolMessage:
     """The result without its rows, and without its `Query:` lines when the call it answers shows that
     very query (the line repeats it): its notes, row count and columns stay."""
     lines = str(message.content).split("\n")
     header = lines[: rows_start - 1]
     query_at = next((i for i, line in enumerate(header) if line.startswith(QUERY_LINE)), None)
-    if query_at is not None and "\n".join(header[query_at:])[len(QUERY_LINE) :].strip() in called_with:
+    drop_query = query_at is not None and "\n".join(header[query_at:])[len(QUERY_LINE) :].strip() in called_with
+    key = (id(message), rows_start, drop_query)
+    with _shortened_lock:
+        kept = _shortened_copies.get(key)
+        if kept is not None and kept[0] is message:
+            _shortened_copies.move_to_end(key)
+            return kept[1]
+    if drop_query:
         header = header[:query_at]
     note = f"[{len(lines) - rows_start} rows not repeated]"
-    return message.model_copy(update={"content": "\n".join([*header, lines[rows_start - 1], note])})
+    copy = message.model_copy(update={"content": "\n".join([*header, lines[rows_start - 1], note])})
+    with _shortened_lock:
+        _shortened_copies[key] = (message, copy)
+        while len(_shortened_copies) > SHORTENED_KEPT:
+            _shortened_copies.popitem(last=False)
+    return copy
 
 
 def prompt_messages(messages: Sequence[BaseMessage], keep_tool_results: int | None) -> list[BaseMessage]:
