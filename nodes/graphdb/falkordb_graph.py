@@ -385,6 +385,8 @@ class FalkorDBGraph:
         return self._catalogue("db.relationshipTypes")
 
     def schema(self, sample_size: int = 50) -> GraphSchema:
+        """The graph's schema from bounded samples, read anew at each call (nodes/graphdb/introspect.py:
+        its cost on FalkorDB, and why a relationship type is searched for as it is)."""
         return sample_schema(self, sample_size)
 
     def graphs(self) -> list[str]:
