@@ -20,7 +20,9 @@ import argparse
 import asyncio
 import math
 import time
-from typing import Any
+from typing import Any, TypedDict
+
+from langgraph.graph import END, START, StateGraph
 
 from benchmarks.harness import machine, movies_database, result_line
 from graphs.evaluation import EVAL_ROW_CAP, evaluate
@@ -43,6 +45,52 @@ class SlowGoldModel(GoldChatModel):
     async def _agenerate(self, *args: Any, **kwargs: Any) -> Any:
         await asyncio.sleep(self.latency_s)
         return super()._generate(*args, **kwargs)
+
+
+class _Counter(TypedDict):
+    steps: int
+
+
+def bare_graph(latency_s: float) -> Any:
+    """LangGraph alone: the agent's three nodes doing nothing but the two model waits a question
+    costs (draft and revise), as async nodes. Its speed-up is the most the framework allows."""
+
+    async def draft(state: _Counter) -> dict[str, int]:
+        await asyncio.sleep(latency_s)
+        return {"steps": 0}
+
+    async def execute_tool(state: _Counter) -> dict[str, int]:
+        return {"steps": state["steps"] + 1}
+
+    async def revise(state: _Counter) -> dict[str, int]:
+        await asyncio.sleep(latency_s)
+        return {}
+
+    builder = StateGraph(_Counter)
+    for name, node in (("draft", draft), ("execute_tool", execute_tool), ("revise", revise)):
+        builder.add_node(name, node)
+    builder.add_edge(START, "draft")
+    builder.add_conditional_edges("draft", lambda s: "execute_tool")
+    builder.add_conditional_edges("execute_tool", lambda s: "revise")
+    builder.add_conditional_edges("revise", lambda s: END)
+    return builder.compile()
+
+
+def time_bare(graph: Any, questions: int, limit: int) -> tuple[float, float]:
+    """(wall, CPU) seconds for `questions` runs of the bare graph, at most `limit` at a time."""
+
+    async def all_runs() -> None:
+        gate = asyncio.Semaphore(limit)
+
+        async def one() -> None:
+            async with gate:
+                await graph.ainvoke({"steps": 0})
+
+        await asyncio.gather(*(one() for _ in range(questions)))
+
+    cpu, wall = time.process_time(), time.perf_counter()
+    asyncio.run(all_runs())
+    return time.perf_counter() - wall, time.process_time() - cpu
 
 
 def runnable_questions(db: Any, count: int) -> list:
@@ -92,7 +140,16 @@ def main() -> None:
             f"| {1000 * cpu / len(items):.1f} | {p50:.2f} |"
         )
     calls = rows[-1][3]  # the model calls of the last run (every run asks the same questions)
-    print(f"\n{calls} model calls a run. Machine: {machine()}\n")
+    print(f"\n{calls} model calls a run.\n")
+    bare = bare_graph(args.latency)
+    time_bare(bare, 10, 10)  # warm-up
+    floor = [(limit, *time_bare(bare, len(items), limit)) for limit in (limits[0], limits[-1])]
+    print("LangGraph alone (three async nodes that only wait, as the model would, twice a question):\n")
+    print("| concurrency | wall (s) | speed-up | CPU per question (ms) |")
+    print("|---:|---:|---:|---:|")
+    for limit, wall, cpu in floor:
+        print(f"| {limit} | {wall:.2f} | {floor[0][1] / wall:.1f}x | {1000 * cpu / len(items):.1f} |")
+    print(f"\nMachine: {machine()}\n")
     print(result_line("concurrency", base / rows[-1][1], TARGET_SPEEDUP, unit="x", at_least=True))
 
 
