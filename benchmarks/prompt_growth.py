@@ -69,6 +69,10 @@ QUERY = (
     "MATCH (m:Movie) RETURN m.title AS title, m.released AS released, m.tagline AS tagline "
     "ORDER BY m.title LIMIT {limit}"
 )
+#: The other kind of trajectory: every query returns nothing (a misspelt title), so every revision
+#: judges an empty result, which is when a revision is sent more of the schema.
+EMPTY_QUERY = "MATCH (m:Movie {{title: 'The Matrix {limit}'}}) RETURN m.title AS title, m.tagline AS tagline"
+TRAJECTORIES = {"rows": QUERY, "no_rows": EMPTY_QUERY}
 ITERATIONS = "1,2,3,4,5,6,7,8"
 #: Targets: our tokens per question as a share of biochatter's, at most (iterations: share).
 TARGETS = {5: 0.50, 1: 1.00, 2: 1.00}
@@ -184,9 +188,9 @@ class Calls:
         return sum(prompt_tokens(messages, bound if tools else ()) for messages, bound in self.calls)
 
 
-def ours(db: Any, iterations: int) -> tuple[Calls, Trajectory]:
+def ours(db: Any, iterations: int, query: str = QUERY) -> tuple[Calls, Trajectory]:
     """Our agent, with its defaults, on `iterations` distinct queries: its calls and its trajectory."""
-    script = loop_script([QUERY.format(limit=25 + i) for i in range(iterations)])
+    script = loop_script([query.format(limit=25 + i) for i in range(iterations)])
     model = ScriptedChatModel(replies=script)
     agent = KGQueryReflexionAgent(
         conversation_factory=lambda: model,
@@ -247,23 +251,31 @@ def main() -> None:
     args = parser.parse_args()
     counts = sorted({int(s) for s in args.iterations.split(",")} | set(TARGETS))
     now = datetime.now().isoformat()
-    rows: dict[int, tuple[Calls, Calls]] = {}
+    rows: dict[tuple[str, int], tuple[Calls, Calls]] = {}
     with movies_database() as db:
+        for kind, query in TRAJECTORIES.items():
+            for n in counts:
+                mine, trajectory = ours(db, n, query)
+                rows[kind, n] = (mine, biochatter(trajectory, now))
+    for kind in TRAJECTORIES:
+        shown = "every query returns rows" if kind == "rows" else "every query returns nothing"
+        print(f"Prompt tokens per question (all model calls), ours against biochatter's, {shown}:\n")
+        print("| iterations | model calls | ours | biochatter's | ratio | ratio, tool definitions left out |")
+        print("|---:|---:|---:|---:|---:|---:|")
         for n in counts:
-            mine, trajectory = ours(db, n)
-            rows[n] = (mine, biochatter(trajectory, now))
-    print("Prompt tokens per question (all model calls), ours against biochatter's on the same trajectory:\n")
-    print("| iterations | model calls | ours | biochatter's | ratio | ratio, tool definitions left out |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    for n in counts:
-        mine, theirs = rows[n]
-        ratio, bare = mine.tokens() / theirs.tokens(), mine.tokens(tools=False) / theirs.tokens(tools=False)
-        print(f"| {n} | {len(mine.calls)} | {mine.tokens():,} | {theirs.tokens():,} | {ratio:.0%} | {bare:.0%} |")
-    print(f"\nTokens: {COUNTER_NAME}, message text + tool-call arguments + tool definitions.")
+            mine, theirs = rows[kind, n]
+            ratio, bare = mine.tokens() / theirs.tokens(), mine.tokens(tools=False) / theirs.tokens(tools=False)
+            print(f"| {n} | {len(mine.calls)} | {mine.tokens():,} | {theirs.tokens():,} | {ratio:.0%} | {bare:.0%} |")
+        print()
+    print(f"Tokens: {COUNTER_NAME}, message text + tool-call arguments + tool definitions.")
     print(f"Machine: {machine()}\n")
-    for n in TARGETS:
-        mine, theirs = rows[n]
-        print(verdict(f"prompt_growth_{n}", mine.tokens() / theirs.tokens(), TARGETS[n]))
+    for kind in TRAJECTORIES:
+        for n in TARGETS:
+            mine, theirs = rows[kind, n]
+            if kind != "rows" and TARGETS[n] < 1:
+                continue  # with no rows to resend, biochatter's questions do not grow: nothing to halve
+            name = f"prompt_growth_{n}" if kind == "rows" else f"prompt_growth_{kind}_{n}"
+            print(verdict(name, mine.tokens() / theirs.tokens(), TARGETS[n]))
 
 
 if __name__ == "__main__":

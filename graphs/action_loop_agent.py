@@ -48,8 +48,9 @@ class ActionLoopAgent(AgentLoop[ResultT]):
         return self._turn_responder()
 
     def _responder_ready(self, turn: Turn, prompt: str | None) -> bool:
-        """An action responder is built from the chat model alone."""
-        return self._model_ready()
+        """The package's action responders are built from the chat model alone; a subclass's own
+        `_turn_responder` may read anything."""
+        return self._model_ready() and self._built_in_hooks("_turn_responder", "_responder")
 
     def _action_of(self, parsed: BaseModel) -> str:
         return str(getattr(parsed, "action", ""))

@@ -48,7 +48,7 @@ from nodes.prompts.kg_query import (
     SchemaPrompts,
     schema_prompts,
 )
-from nodes.reflexion.prompt_view import judges_rows
+from nodes.reflexion.prompt_view import judges_error
 from nodes.reflexion.steps import last_tool_call_id, latest_action, run_from_message
 from nodes.run_context import APPROVAL_ENV, env_flag, lower
 from nodes.run_limits import recorded
@@ -70,20 +70,19 @@ class ReviseResponder(Responder):
 
     biochatter's revise prompt carries no schema, but every result whole; resending the whole
     kg_prompt with every revision instead made a question cost more than biochatter's at one and
-    two iterations (benchmarks/prompt_growth.py). A revision judging rows gets `with_rows` (the
-    instruction and the schema's names: the query that returned them fits the schema already);
-    one judging no rows, an error, a skipped repeat or a rejected query gets `without_rows` (the
-    whole kg_prompt and the dialect notes: types, example spellings and what the database does not
-    support are what such a revision needs). The choice is made per call, from the messages sent."""
+    two iterations (benchmarks/prompt_growth.py). A revision is sent `plain` (the instruction and
+    the schema's names: labels, relationship patterns, property names), and one judging a database
+    error `after_error` (the same and the dialect notes: what the database does not support is
+    what such an error most often names). The choice is made per call, from the messages sent."""
 
     def __init__(
-        self, model: BaseChatModel, schema: type[BaseModel], with_rows: str, without_rows: str, max_retries: int = 2
+        self, model: BaseChatModel, schema: type[BaseModel], plain: str, after_error: str, max_retries: int = 2
     ) -> None:
-        super().__init__(model, schema, without_rows, max_retries)
-        self.with_rows, self.without_rows = with_rows, without_rows
+        super().__init__(model, schema, plain, max_retries)
+        self.plain, self.after_error = plain, after_error
 
     def system_prompt_for(self, messages: list[BaseMessage]) -> str:
-        return self.with_rows if judges_rows(messages) else self.without_rows
+        return self.after_error if judges_error(messages) else self.plain
 
     def _prompt(self, messages: list[BaseMessage], feedback: list[BaseMessage]) -> list[BaseMessage]:
         return sendable([system_message(self.system_prompt_for(messages)), *messages, *feedback])
@@ -201,12 +200,12 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
             return
 
     def _responder_ready(self, turn: Turn, prompt: str | None) -> bool:
-        """A responder needs the schema, read from the database once per database (a draft given a
-        kg_prompt needs none; a revision needs the schema's names even then): once it is cached
-        (the draft's tool check reads it), building one reads nothing."""
-        if not self._model_ready():
+        """A responder needs the schema, read from the database once per database (a given kg_prompt
+        needs none): once it is cached (the draft's tool check reads it), building one reads nothing.
+        A subclass's own responder hooks may read anything: they are built in a worker thread."""
+        if not self._model_ready() or not self._built_in_hooks("_create_initial_responder", "_create_revise_responder"):
             return False
-        if self._brings_own_database() or (prompt is not None and turn == "draft"):
+        if self._brings_own_database() or prompt is not None:
             return True
         db = self.databases.opened_for(self.run_context())
         return db is not None and self._schema_prompts.peek(cast(Hashable, db)) is not None
@@ -262,18 +261,15 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         except GraphDatabaseError as e:  # down since `_tool_ready`: the tool step reports it
             return f"(The schema could not be read: {e})"
 
-    def _schema_names(self, prompt: str | None) -> str:
-        """The schema a revision judging rows is sent: the names of the database the queries run on
-        (`compact_schema_text`), read once per database, also when a kg_prompt was given (the user's
-        text, which the agent does not rewrite, is sent instead when it is no longer than the names,
-        or when the database's schema cannot be read)."""
+    def _schema_names(self) -> str:
+        """The schema a revision is sent when the agent read the schema itself: the names of the
+        database the queries run on (`compact_schema_text`), read once per database."""
         if self._brings_own_database():
-            return prompt or ""
+            return ""
         try:
-            names = self._schema_texts().compact
-        except GraphDatabaseError:
-            return prompt or ""
-        return prompt if prompt is not None and len(prompt) <= len(names) else names
+            return self._schema_texts().compact
+        except GraphDatabaseError:  # down since `_tool_ready`: the tool step reports it
+            return ""
 
     def _header(self, instruction: str) -> str:
         return QUERY_SYSTEM_PROMPT.format(
@@ -294,10 +290,17 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         )
 
     def _create_revise_responder(self, prompt: str | None = None) -> Responder:
-        names = self._schema_names(prompt)
-        with_rows = "\n\n".join(part for part in (self._header(REVISE_INSTRUCTION), names) if part)
-        without_rows = self._system_prompt(REVISE_INSTRUCTION, prompt)
-        return ReviseResponder(self.chat, ReviseQuery, with_rows, without_rows, self.max_model_retries)
+        """A given kg_prompt is the user's: every revision is sent it as it is. Otherwise a revision
+        is sent the schema's names, and the dialect notes too when the result it judges is an error
+        (most often a construct the database does not support)."""
+        if prompt is not None:
+            return Responder(
+                self.chat, ReviseQuery, self._system_prompt(REVISE_INSTRUCTION, prompt), self.max_model_retries
+            )
+        plain = "\n\n".join(part for part in (self._header(REVISE_INSTRUCTION), self._schema_names()) if part)
+        dialect_note = DIALECT_NOTES.get(self.dialect, "")  # type: ignore[call-overload]
+        after_error = "\n\n".join(part for part in (plain, dialect_note) if part)
+        return ReviseResponder(self.chat, ReviseQuery, plain, after_error, self.max_model_retries)
 
     def _tool_function(self, state: list[BaseMessage]) -> ToolMessage:
         """Run the newest query in the memory against the graph database."""

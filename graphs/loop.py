@@ -120,6 +120,17 @@ class AgentLoop(ABC, Generic[ResultT]):
         it is not known (a subclass's hook may read anything): the thread is the safe choice."""
         return False
 
+    def _built_in_hooks(self, *names: str) -> bool:
+        """Whether these hooks are this package's own: not replaced on the instance, nor overridden
+        by a class of the user's (whose hook may read a file or a database)."""
+        for name in names:
+            if name in vars(self):
+                return False
+            owner = next(c for c in type(self).__mro__ if name in vars(c))
+            if not owner.__module__.startswith(f"{__package__}."):
+                return False
+        return True
+
     def _model_ready(self) -> bool:
         """Whether this run's chat model is made already: making one may read files (a client's
         certificates) or run a user's `conversation_factory`."""
@@ -236,9 +247,9 @@ class AgentLoop(ABC, Generic[ResultT]):
         self._log_step_message(step, node, message)
 
     def logs_steps(self) -> bool:
-        """True with biochatter's `agent_logger`, a subclass's own `_log_step_message`, or this
-        module's logger at INFO."""
-        own_hook = type(self)._log_step_message is not AgentLoop._log_step_message
+        """True with biochatter's `agent_logger`, a `log_step` or `_log_step_message` of the user's
+        own (a subclass's, or one set on the instance), or this module's logger at INFO."""
+        own_hook = not self._built_in_hooks("log_step", "_log_step_message")
         return own_hook or self.agent_logger is not None or logger.isEnabledFor(logging.INFO)
 
     def log_result(self, result: ResultT) -> None:

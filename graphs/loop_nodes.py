@@ -148,8 +148,9 @@ class LoopNodes:
             return {**update, "run_context": run_context} if starts else update
 
         # LangGraph's own node wrapper, as `add_node` makes for a plain function, with both call
-        # styles: a `RunnableLambda` inspected both functions' signatures on every call (a tenth
-        # of the loop's own time) and traced each node twice.
+        # styles: a `RunnableLambda` inspects both functions' signatures on every call (a tenth of
+        # the loop's own time) and traces each node twice. It lives in a private module of
+        # LangGraph (pinned in pyproject.toml): every test that builds a graph fails if it moves.
         return RunnableCallable(sync, asynchronous, name=name, trace=False)
 
     def builder(self) -> StateGraph[Any, Any, Any, Any]:

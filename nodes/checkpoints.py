@@ -106,7 +106,7 @@ def default_checkpoint_path() -> Path:
     return Path(base) / "reflexion-agents" / "checkpoints.sqlite"
 
 
-def durable_connection(path: str) -> sqlite3.Connection:
+def wal_connection(path: str) -> sqlite3.Connection:
     """A connection to the checkpoint file in write-ahead-log mode with `synchronous=NORMAL`.
 
     Each step's checkpoint is one commit. In the default rollback-journal mode every commit waits
@@ -129,7 +129,7 @@ def sqlite_checkpointer(path: str | os.PathLike[str]) -> ThreadedSqliteSaver:
         if key not in _savers:
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                saver = ThreadedSqliteSaver(durable_connection(key))
+                saver = ThreadedSqliteSaver(wal_connection(key))
                 saver.setup()
             except (OSError, sqlite3.Error) as e:
                 raise ConfigurationError(

@@ -25,7 +25,9 @@ APPROVAL_ENV = "REFLEXION_REQUIRE_APPROVAL"
 _STORED: ContextVar[dict[str, Any] | None] = ContextVar("stored_run_context", default=None)
 #: `current_context`'s answers within one `stored_context` block, per schema: a node reads its
 #: settings many times (model, limits, approval), and each read validated the merged context anew.
-_READ: ContextVar[dict[type[BaseModel], BaseModel] | None] = ContextVar("read_run_context", default=None)
+#: Each answer is kept with the LangGraph runtime it was read in, and reused only in that runtime: a
+#: run started inside a node (a flow's own start, a nested graph) has a context of its own.
+_READ: ContextVar[dict[type[BaseModel], tuple[Any, BaseModel]] | None] = ContextVar("read_run_context", default=None)
 
 
 @contextmanager
@@ -81,13 +83,23 @@ def runtime_context() -> dict[str, Any]:
 def current_context(schema: type[C]) -> C:
     """This run's settings as `schema`: what the invocation sent, over what the run started with.
     Approval, once asked for in a run, stays on for the rest of it."""
-    read = _READ.get()
-    if read is not None and schema in read:
-        return read[schema]  # type: ignore[return-value]
+    read, runtime = _READ.get(), _runtime()
+    if read is not None and schema in read and read[schema][0] is runtime:
+        return read[schema][1]  # type: ignore[return-value]
     settings = _merged_context(schema)
     if read is not None:
-        read[schema] = settings
+        read[schema] = (runtime, settings)
     return settings
+
+
+def _runtime() -> Any:
+    """LangGraph's runtime of the graph run this code is in, or None outside one."""
+    from langgraph.runtime import get_runtime
+
+    try:
+        return get_runtime()
+    except RuntimeError:
+        return None
 
 
 def _merged_context(schema: type[C]) -> C:

@@ -10,7 +10,7 @@ import time
 import pytest
 import redis
 
-from schemas.errors import QueryError, QueryTimeoutError, WriteQueryRefusedError
+from schemas.errors import CypherSyntaxError, QueryError, QueryTimeoutError, WriteQueryRefusedError
 from tests.helpers import graph_fingerprint
 
 
@@ -59,7 +59,7 @@ def test_a_query_that_fails_while_running_runs_once(movies_db, sent):
 
 
 def test_a_query_that_does_not_compile_is_a_syntax_error(movies_db, sent):
-    with pytest.raises(QueryError) as error:
+    with pytest.raises(CypherSyntaxError) as error:
         movies_db.query("MATCH (m:Movie RETURN m")
     assert error.value.query == "MATCH (m:Movie RETURN m"
     assert sent().get("RO_QUERY", 0) <= 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from nodes.reflexion.prompt_view import judges_rows, prompt_messages
+from nodes.reflexion.prompt_view import judges_error, prompt_messages
 from schemas.errors import ConfigurationError
 from tests.helpers import draft, make_agent, revise
 
@@ -27,7 +27,7 @@ def tool_texts(prompt) -> list[str]:
 
 
 def test_by_default_the_last_result_is_whole_and_older_ones_keep_their_count_and_columns(movies_db):
-    # The default keeps one result whole (it was two): a revision judges the newest rows only.
+    # The default keeps one result whole: a revision judges the newest rows only.
     result, model, memory = run(movies_db)
     last_prompt = tool_texts(model.calls[-1])
     assert len(last_prompt) == 4
@@ -102,7 +102,10 @@ def test_a_query_the_call_does_not_show_keeps_its_line():
         "[2 rows not repeated]",
     ]
     assert latest == memory[-1].content
-    assert judges_rows(memory) and not judges_rows([*memory[:-1], ToolMessage(content="x", tool_call_id="2")])
+    failed = ToolMessage(content="x", tool_call_id="2", artifact={"executed": True, "error": "Unknown function"})
+    rejected = ToolMessage(content="x", tool_call_id="2", artifact={"executed": False, "error": "rejected"})
+    assert not judges_error(memory) and judges_error([*memory[:-1], failed])
+    assert not judges_error([*memory[:-1], rejected]) and not judges_error(memory[:1])
 
 
 def test_a_follow_up_question_sees_the_previous_answer_whole(movies_db):

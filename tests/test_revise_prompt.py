@@ -118,9 +118,8 @@ def test_every_revision_finds_what_it_needs_in_what_it_is_sent(shop_db, given_pr
     assert not any("Movie" in text_of(call) or "Tom Hanks" in text_of(call) for call in chat.calls)
 
 
-def test_the_whole_schema_goes_with_a_revision_that_judges_no_rows(shop_db):
-    """A revision judging rows is sent the schema's names; one judging an error or no rows is sent
-    the whole kg_prompt again (types, example spellings, the dialect notes)."""
+def run_to_rows(shop_db, kg_prompt: str | None = None) -> tuple[KGQueryReflexionAgent, list[str]]:
+    """A run whose results are an error, no rows, then rows: the system message of each model call."""
     empty = "MATCH (c:Category {categoryName: 'seafood'}) RETURN c.description AS description"
     found = "MATCH (c:Category {categoryName: 'Seafood'}) RETURN c.description AS description"
     script = [
@@ -133,12 +132,30 @@ def test_the_whole_schema_goes_with_a_revision_that_judges_no_rows(shop_db):
     agent = KGQueryReflexionAgent(
         conversation_factory=lambda: chat, database=shop_db, checkpointer=None, trust_non_empty_result=False
     )
-    result = agent.execute("What is the seafood category?")
+    result = agent.execute("What is the seafood category?", kg_prompt)
     assert result.stop_reason == "score_threshold" and [o.non_empty for o in result.outcomes] == [False, False, True]
-    draft, after_error, after_no_rows, after_rows = (str(call[0].content) for call in chat.calls)
+    return agent, [str(call[0].content) for call in chat.calls]
+
+
+def test_revisions_get_the_schemas_names_and_the_dialect_notes_only_after_an_error(shop_db):
+    """The whole kg_prompt (types, example values) goes with the draft; every revision is sent the
+    schema's names, and one judging a database error the dialect notes too. biochatter's revisions
+    carry no schema at all: sending the whole of it again made a question dearer than biochatter's."""
+    agent, (draft, after_error, after_no_rows, after_rows) = run_to_rows(shop_db)
     schema = agent.schema_prompt()
-    assert schema in draft and schema in after_error and schema in after_no_rows
-    assert "does NOT support" in after_error and '"Seafood"' in after_no_rows  # dialect notes, example spellings
-    assert schema not in after_rows and "does NOT support" not in after_rows and '"Seafood"' not in after_rows
-    assert "(:Product)-[:PART_OF]->(:Category)" in after_rows and "categoryName" in after_rows
-    assert len(after_rows) < len(after_no_rows) / 2
+    assert schema in draft and "does NOT support" in draft
+    for revision in (after_error, after_no_rows, after_rows):
+        assert schema not in revision and '"Seafood"' not in revision
+        assert "(:Product)-[:PART_OF]->(:Category)" in revision and "categoryName" in revision
+    assert "does NOT support" in after_error
+    assert "does NOT support" not in after_no_rows and "does NOT support" not in after_rows
+
+
+def test_a_given_kg_prompt_goes_unchanged_with_every_revision(shop_db):
+    """A kg_prompt is the user's: its instructions reach every call, whatever the result judged."""
+    kg_prompt = (
+        "IMPORTANT: compare category names case-insensitively.\n"
+        "(:Category {categoryName, description})\n(:Product)-[:PART_OF]->(:Category)"
+    )
+    _, calls = run_to_rows(shop_db, kg_prompt)
+    assert all(kg_prompt in call for call in calls)

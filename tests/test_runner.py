@@ -4,6 +4,7 @@ result keeps the same contract (`answered`, `thread_id`, `pending_approval`)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
@@ -144,3 +145,38 @@ def test_a_knowledge_graph_subclass_ends_runs_with_a_stop_reason_of_its_own(movi
     result = agent.execute("Which movies did Tom Hanks act in?")
     assert result.stop_reason == "enough_rows" and len(result.tool_result) == 12
     assert "enough_rows" in result.summary()
+
+
+def test_a_step_logger_set_on_the_instance_or_in_a_subclass_hears_every_step(movies_db):
+    """Steps are streamed only when someone hears of them: a `_log_step_message` set on the agent
+    (as a notebook does) and a subclass's own `log_step` are heard as biochatter's hook is."""
+    heard: list[tuple[int, str]] = []
+    patched, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, score=9)], checkpointer=None)
+    patched._log_step_message = lambda step, node, output: heard.append((step, node))
+    patched.execute("Which movies did Tom Hanks act in?")
+
+    class Logged(type(patched)):
+        def log_step(self, step, node, message):
+            heard.append((step, f"subclass {node}"))
+
+    model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, score=9)])
+    Logged(conversation_factory=lambda: model, database=movies_db, checkpointer=None).execute("Tom Hanks?")
+    assert heard[:3] == [(0, "draft"), (1, "execute_tool"), (1, "revise")]
+    assert [node for _, node in heard[3:]] == ["subclass draft", "subclass execute_tool", "subclass revise"]
+
+
+def test_a_subclass_responder_hook_is_built_off_the_event_loop(movies_db):
+    """A user's responder hook may block (read a file, a database): async runs build it in a worker
+    thread, while the package's own responders are built on the event loop."""
+    threads: list[str] = []
+    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, score=9)], checkpointer=None)
+
+    class OwnRevision(type(agent)):
+        def _create_revise_responder(self, prompt=None):
+            threads.append(threading.current_thread().name)
+            return super()._create_revise_responder(prompt)
+
+    model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, score=9)])
+    own = OwnRevision(conversation_factory=lambda: model, database=movies_db, checkpointer=None)
+    asyncio.run(own.aexecute("Which movies did Tom Hanks act in?"))
+    assert threads and threading.main_thread().name not in threads

@@ -13,6 +13,7 @@ import json
 import re
 import threading
 import uuid
+import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableBinding
 from pydantic import BaseModel, ValidationError
 
 from nodes.models.wire import not_an_object, reply_from_client_error, sendable
@@ -121,33 +123,44 @@ def normalised_reply(message: AIMessage, parsed: BaseModel, call_id: str | None)
     )
 
 
-#: How many (model, schema) bindings are kept: one per turn schema of every model in use.
+#: How many (model, schema) bindings are remembered: one per turn schema of every model in use.
 BOUND_MODELS_KEPT = 64
-_bound: OrderedDict[tuple[int, type[BaseModel]], tuple[Any, Any]] = OrderedDict()
+_bound: OrderedDict[tuple[int, type[BaseModel]], tuple[weakref.ref[Any], dict[str, Any]]] = OrderedDict()
 _bound_lock = threading.Lock()
 
 
 def bound_to_schema(model: Any, schema: type[BaseModel]) -> Any:
-    """`model` bound to answer with a `schema` tool call, made once per (model, schema).
+    """`model` bound to answer with a `schema` tool call, converted once per (model, schema).
 
-    Agents build a responder per turn (biochatter's hooks do), and binding regenerates the
-    schema's JSON schema each time: a fifth of the loop's own CPU before this cache. The model
-    itself is kept with its binding, so its `id` cannot be reused by another model while cached.
-    A text-only model (no `bind_tools`) is returned as it is: the JSON-in-text path still works."""
+    Agents build a responder per turn (biochatter's hooks do), and `bind_tools` converts the
+    schema to a JSON schema every time: a fifth of the loop's own CPU. What a binding adds to the
+    model (its keyword arguments) is remembered, with a weak reference to the model, so a model
+    whose agent is gone can be freed; bindings that are more than keyword arguments are not
+    remembered. A text-only model (no `bind_tools`) is returned as it is: the JSON-in-text path
+    still works."""
     key = (id(model), schema)
     with _bound_lock:
         hit = _bound.get(key)
-        if hit is not None and hit[0] is model:
+        remembered = hit[1] if hit is not None and hit[0]() is model else None
+        if remembered is not None:
             _bound.move_to_end(key)
-            return hit[1]
+    if remembered is not None:
+        return model.bind(**remembered)
     try:
         runnable = model.bind_tools([schema], tool_choice=schema.__name__)
     except NotImplementedError:
-        runnable = model
-    with _bound_lock:
-        _bound[key] = (model, runnable)
-        while len(_bound) > BOUND_MODELS_KEPT:
-            _bound.popitem(last=False)
+        return model
+    plain = isinstance(runnable, RunnableBinding) and runnable.bound is model and not runnable.config
+    plain = plain and not runnable.config_factories and runnable.custom_input_type is None
+    if plain and runnable.custom_output_type is None:
+        try:
+            reference = weakref.ref(model)
+        except TypeError:
+            return runnable
+        with _bound_lock:
+            _bound[key] = (reference, dict(runnable.kwargs))
+            while len(_bound) > BOUND_MODELS_KEPT:
+                _bound.popitem(last=False)
     return runnable
 
 

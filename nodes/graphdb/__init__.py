@@ -60,7 +60,7 @@ class _Package(types.ModuleType):
     """This package, keeping `nodes.graphdb.connect` the function `connect`. Importing a submodule
     binds it on its package under its own name, so the first `from nodes.graphdb.connect import ...`
     would otherwise leave the module where `from nodes.graphdb import connect` expects the function
-    (importing the function first, as an eager `__init__` did, is what used to prevent it)."""
+    (the names load on first use, so nothing has bound the function before)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if isinstance(value, types.ModuleType) and _SOURCES.get(name) == value.__name__:

@@ -53,7 +53,7 @@ LITERAL = -2  # the "depth" of a character inside a string or a backtick name, q
 
 #: Texts up to this length have their scan cached: a query is scanned by several checks before it
 #: runs (the write refusals, the row cap's wrapper, the repeat check), and scripts are too big to keep.
-CACHED_SCAN_CHARS = 20_000
+CACHED_SCAN_CHARS = 4_000  # 256 entries of at most 4,000 characters: a few MB
 
 
 def code_depths(text: str) -> tuple[int, ...]:
@@ -61,7 +61,7 @@ def code_depths(text: str) -> tuple[int, ...]:
     return _cached_depths(text) if len(text) <= CACHED_SCAN_CHARS else _scan_depths(text)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def _cached_depths(text: str) -> tuple[int, ...]:
     return _scan_depths(text)
 
@@ -105,7 +105,7 @@ def code_only(text: str) -> str:
     return _cached_code_only(text) if len(text) <= CACHED_SCAN_CHARS else _blank_non_code(text)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def _cached_code_only(text: str) -> str:
     return _blank_non_code(text)
 

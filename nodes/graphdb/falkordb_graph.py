@@ -57,6 +57,7 @@ _NOT_RUN = object()  # `_run_read`: the read did not run; plan it
 T = TypeVar("T")
 
 RETURN_CLAUSE = re.compile(r"\bRETURN\b", re.IGNORECASE)
+_LOAD = re.compile(r"\bLOAD\b", re.IGNORECASE)
 
 
 class _MissingGraph(Exception):
@@ -263,7 +264,8 @@ class FalkorDBGraph:
 
     def _run_read(self, cypher: str, params: dict[str, Any] | None, timeout_ms: int | None, wrapped: str) -> Any:
         """A read in one round trip: the capped query straight to GRAPH.RO_QUERY, which the server
-        refuses before running anything if the query would write. Only when it fails is it planned,
+        refuses before running anything if the query would write (LOAD CSV, which reads files, never
+        comes here). Only when it fails is it planned,
         to say why: a write is refused with the operations the plan shows (as a planned query is),
         an error the plan does not show happened while running and is reported as it is (nothing
         runs twice), and a wrapper or query that does not compile returns `_NOT_RUN`, for the
@@ -278,7 +280,9 @@ class FalkorDBGraph:
             raise self._translate(e, cypher) from e
         try:
             plan = self._graph.explain(wrapped, params)
-        except redis.exceptions.ResponseError:
+        except redis.exceptions.ResponseError as e:
+            if str(e).startswith((_TIMED_OUT, _QUEUE_FULL)) or _OUT_OF_MEMORY in str(e):
+                raise self._translate(failure, cypher) from failure  # not a compile error: never run it again
             return _NOT_RUN
         except Exception as e:
             raise self._translate(e, cypher) from e
@@ -299,7 +303,9 @@ class FalkorDBGraph:
         refused if the plan writes and writes are not allowed, then run."""
         timeout_ms = None if timeout is None else max(1, int(timeout * 1000))
         wrapped = self._wrapped(cypher, row_cap)
-        if wrapped is not None and not allow_writes:
+        # GRAPH.RO_QUERY runs LOAD CSV (it reads files, it does not write): such a query is always
+        # planned, so its plan's refusal backs the lexical one.
+        if wrapped is not None and not allow_writes and not _LOAD.search(code_only(cypher)):
             raw = self._run_read(cypher, params, timeout_ms, wrapped)
             if raw is not _NOT_RUN:
                 return raw

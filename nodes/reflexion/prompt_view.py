@@ -11,8 +11,8 @@ replaced differs from the call's, and stays). Errors, skipped repeats, stop note
 questions' answers are never shortened. Only the prompt is trimmed: the memory, the outcomes and
 the checkpoints keep every row.
 
-`judges_rows` tells what the newest result is, for prompts that depend on it (the knowledge-graph
-agent's revision is sent the whole schema only when the result it judges has no rows).
+`judges_error` tells whether the newest result is a database error, for prompts that depend on it
+(the knowledge-graph agent's revision is sent the dialect notes only then).
 """
 
 from __future__ import annotations
@@ -107,12 +107,8 @@ def prompt_messages(messages: Sequence[BaseMessage], keep_tool_results: int | No
     return shown
 
 
-def judges_rows(messages: Sequence[BaseMessage]) -> bool:
-    """Whether the newest tool result in `messages` is a query that ran and returned rows with a value
-    in them: what a revision then judges. An error, no rows, rows of nulls, a skipped repeat, a
-    rejected query or a result without an outcome (a subclass's own tool) do not count."""
+def judges_error(messages: Sequence[BaseMessage]) -> bool:
+    """Whether the newest tool result in `messages` is a query the database refused or failed."""
     latest = next((m for m in reversed(messages) if isinstance(m, ToolMessage)), None)
-    if latest is None:
-        return False
-    outcome = _artifact(latest)
-    return bool(outcome.get("executed") and not outcome.get("error") and outcome.get("non_empty"))
+    outcome = _artifact(latest) if latest is not None else {}
+    return bool(outcome.get("executed") and outcome.get("error"))
