@@ -293,7 +293,11 @@ def resume_plan(
     check_thread_graph(snapshot.values, owner, thread_id)
     if snapshot.interrupts:
         if approval is None:
-            raise ConfigurationError(f"the run in thread {thread_id!r} waits for approval: pass approval=")
+            raise ConfigurationError(
+                f"the run in thread {thread_id!r} waits for approval: decide with "
+                f"`reflexion resume {thread_id} --decision approve|edit|reject` "
+                '(in Python: resume(thread_id, "approve"), "reject" or {"action": "edit", "query": ...})'
+            )
         return Command(resume=approval), None
     # Finished means no tasks at all. Tasks that all hold their results but no later checkpoint
     # are a run that died after a step's writes were saved and before the next checkpoint was

@@ -14,8 +14,9 @@
     reflexion react "What is 465 times 321?" [--agent tools|wikipedia] [--sample-corpus] [--json]
     reflexion extract "I own a Fiat Panda with 45Hp." [--schema package.module:Model] [--json]
 
-Exit codes: 0 answered, 1 no usable answer (eval: accuracy below --min-accuracy), 2 configuration error (no model key,
-a missing provider package, an unknown graph or flow), 3 database unavailable (before or during the run).
+Exit codes (`EXIT_CODES`, shown by every `--help`): 0 answered, 1 no usable answer (eval: accuracy below
+--min-accuracy), 2 configuration error (no model key, a missing provider package, an unknown graph or flow),
+3 database unavailable (before or during the run), 130 interrupted.
 
 This module declares every command's arguments and help; the commands run in the modules beside it:
 `ask` (ask, resume), `catalog` (load, graphs, schema, examples), `evaluate` (eval), `agents` (react,
@@ -34,7 +35,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from graphs.cli.exit_codes import EXIT_ANSWERED, EXIT_CONFIGURATION, EXIT_DATABASE
+from graphs.cli.exit_codes import EXIT_ANSWERED, EXIT_CONFIGURATION, EXIT_DATABASE, EXIT_INTERRUPTED, EXIT_NO_ANSWER
 from graphs.cli.serve import DEFAULT_HOST, DEFAULT_PORT
 from nodes.evaluation.faults import FAULTS
 from schemas.constants import (
@@ -89,7 +90,14 @@ def cmd_serve(args: argparse.Namespace, out: Console) -> int:
 
 
 def _run_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--flow", choices=["reflexion", *FLOW_NAMES], default="reflexion")
+    command.add_argument(
+        "--agent",
+        "--flow",
+        dest="flow",
+        choices=["reflexion", *FLOW_NAMES],
+        default="reflexion",
+        help="the Reflexion agent or a text-to-Cypher flow (default reflexion); `eval --agent` takes the same names",
+    )
     command.add_argument(
         "--graph",
         help="a graph of the embedded database "
@@ -108,19 +116,19 @@ def _run_options(command: argparse.ArgumentParser) -> None:
 
 def _add_run_commands(commands: Any) -> None:
     ask = commands.add_parser("ask", help="ask a knowledge-graph question")
-    ask.add_argument("question")
+    ask.add_argument("question", help="the question, in plain language")
     _run_options(ask)
     ask.add_argument("--thread", help="the thread id to store the run under (default: a new one)")
     ask.set_defaults(run=LazyCommand("ask", "cmd_ask"))
     resume = commands.add_parser("resume", help="resume an interrupted run, or answer a run paused for approval")
-    resume.add_argument("thread_id")
+    resume.add_argument("thread_id", help="the thread the run is stored under (printed by `ask`)")
     resume.add_argument("--decision", choices=["approve", "edit", "reject"], help="for a run paused before a query")
     resume.add_argument("--query", help="with --decision edit: the query to run instead; with reject: why")
     _run_options(resume)
     resume.set_defaults(run=LazyCommand("ask", "cmd_resume"))
     draw = commands.add_parser("draw", help="draw a registered graph to a .png or .mmd file")
-    draw.add_argument("name")
-    draw.add_argument("output")
+    draw.add_argument("name", help="a registered graph (see `reflexion graphs`)")
+    draw.add_argument("output", help="the file to write: .png, or .mmd for Mermaid text")
     draw.set_defaults(run=cmd_draw)
 
 
@@ -157,26 +165,35 @@ def _add_graph_commands(commands: Any) -> None:
     graphs = commands.add_parser(
         "graphs", help="list the graphs (registered, and in the embedded database), or drop one"
     )
-    graphs.add_argument("action", nargs="?", choices=["list", "drop"], default="list")
+    graphs.add_argument("action", nargs="?", choices=["list", "drop"], default="list", help="list (default) or drop")
     graphs.add_argument("name", nargs="?", help="with drop: the graph to drop")
     graphs.add_argument("--yes", action="store_true", help="with drop: do not ask")
-    graphs.add_argument("--registered-only", action="store_true")
-    graphs.add_argument("--json", action="store_true")
+    graphs.add_argument(
+        "--registered-only", action="store_true", help="only the registered graphs (no database is started)"
+    )
+    graphs.add_argument("--json", action="store_true", help="print the list as JSON")
     graphs.set_defaults(run=LazyCommand("catalog", "cmd_graphs"))
     schema = commands.add_parser("schema", help="print the schema of a graph as the prompts show it")
-    schema.add_argument("graph")
-    schema.add_argument("--json", action="store_true")
+    schema.add_argument("graph", help="a graph of the embedded database")
+    schema.add_argument("--json", action="store_true", help="print the schema as JSON")
     schema.set_defaults(run=LazyCommand("catalog", "cmd_schema"))
     examples = commands.add_parser("examples", help="give a graph few-shot examples for the text-to-Cypher flows")
-    examples.add_argument("action", choices=["load"])
-    examples.add_argument("graph")
+    examples.add_argument("action", choices=["load"], help="load: add the file's examples")
+    examples.add_argument("graph", help="the graph the examples are for")
     examples.add_argument("file", help="a CSV file with question and cypher columns")
     examples.set_defaults(run=LazyCommand("catalog", "cmd_examples"))
 
 
 def _add_eval_command(commands: Any) -> None:
     ev = commands.add_parser("eval", help="score execution accuracy over (question, gold Cypher) pairs")
-    ev.add_argument("--agent", choices=("reflexion", *FLOW_NAMES), default="reflexion")  # graphs.evaluation.AGENTS
+    ev.add_argument(  # the names of graphs.evaluation.AGENTS (a test checks they agree)
+        "--agent",
+        "--flow",
+        dest="agent",
+        choices=("reflexion", *FLOW_NAMES),
+        default="reflexion",
+        help="the Reflexion agent or a text-to-Cypher flow to score (default reflexion)",
+    )
     ev.add_argument(
         "--model",
         help="oracle, corrupt, or a chat model such as openai:gpt-4o-mini "
@@ -225,16 +242,21 @@ def _add_eval_command(commands: Any) -> None:
 
 def _add_agent_commands(commands: Any) -> None:
     react = commands.add_parser("react", help="run a ReAct agent")
-    react.add_argument("question")
-    react.add_argument("--agent", choices=["tools", "wikipedia"], default="tools")
+    react.add_argument("question", help="the question, in plain language")
+    react.add_argument(
+        "--agent",
+        choices=["tools", "wikipedia"],
+        default="tools",
+        help="tools: arithmetic tools and the model; wikipedia: search and look up (default tools)",
+    )
     react.add_argument(
         "--sample-corpus", action="store_true", help="Wikipedia: the offline sample instead of the live API"
     )
-    react.add_argument("--model")
-    react.add_argument("--json", action="store_true")
+    react.add_argument("--model", help=f"e.g. openai:gpt-4o-mini (default: ${MODEL_ENV}, else {DEFAULT_MODEL})")
+    react.add_argument("--json", action="store_true", help="print the result as one JSON object")
     react.set_defaults(run=LazyCommand("agents", "cmd_react"))
     extract = commands.add_parser("extract", help="extract validated structured output from a passage")
-    extract.add_argument("passage")
+    extract.add_argument("passage", help="the text to extract from")
     extract.add_argument("--schema", default="schemas.extraction:CarCollection", help="package.module:PydanticModel")
     extract.add_argument(
         "--max-retries",
@@ -245,23 +267,77 @@ def _add_agent_commands(commands: Any) -> None:
         help="Attempts after the first whose output does not validate "
         f"(an integer from 0 to {MAX_STEPS_LIMIT - 1}; default {EXTRACTION_MAX_RETRIES}).",
     )
-    extract.add_argument("--model")
-    extract.add_argument("--json", action="store_true")
+    extract.add_argument("--model", help=f"e.g. openai:gpt-4o-mini (default: ${MODEL_ENV}, else {DEFAULT_MODEL})")
+    extract.add_argument("--json", action="store_true", help="print the result as one JSON object")
     extract.set_defaults(run=LazyCommand("agents", "cmd_extract"))
 
 
 def _add_serve_command(commands: Any) -> None:
     serve = commands.add_parser("serve", help="serve every registered graph with LangGraph's server (offline)")
-    serve.add_argument("--host", default=DEFAULT_HOST)
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT)
+    serve.add_argument("--host", default=DEFAULT_HOST, help=f"the address to listen on (default {DEFAULT_HOST})")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"the port to listen on (default {DEFAULT_PORT})")
     serve.add_argument("--reload", action="store_true", help="restart when the code changes")
     serve.set_defaults(run=cmd_serve)
 
 
+EXIT_CODES = f"""exit codes:
+  {EXIT_ANSWERED}    the run answered
+  {EXIT_NO_ANSWER}    no usable answer, or a run paused for approval (eval: accuracy below --min-accuracy)
+  {EXIT_CONFIGURATION}    configuration error: bad arguments or settings, no model key, a missing provider package,
+       an unknown graph or flow
+  {EXIT_DATABASE}    the database could not be reached, before or during the run
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C); an `ask` or `resume` run continues with `reflexion resume THREAD_ID`"""
+
+
+def _global_options(suppressed: bool) -> argparse.ArgumentParser:
+    """The options every command takes, before or after its name (`reflexion ask --data-dir D ...`).
+    On the commands their default is left out, so one given before the command is not undone."""
+    options = argparse.ArgumentParser(add_help=False)
+    default = argparse.SUPPRESS if suppressed else None
+    options.add_argument(
+        "--data-dir", default=default, help="embedded database directory (default: $REFLEXION_DATA_DIR)"
+    )
+    return options
+
+
+class _Version(argparse.Action):
+    """`--version`: the installed package's version, read only when asked for."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        kwargs.setdefault("help", "print the version and exit")
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            sys.stdout.write(f"reflexion {version('reflexion-agents')}\n")
+        except PackageNotFoundError:  # a source tree that was never installed
+            sys.stdout.write("reflexion (not installed)\n")
+        parser.exit()
+
+
+class _Commands(argparse._SubParsersAction):
+    """Subcommands that take the global options too."""
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        kwargs.setdefault("parents", []).append(_global_options(suppressed=True))
+        kwargs.setdefault("epilog", EXIT_CODES)
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        return super().add_parser(name, **kwargs)
+
+
 def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="reflexion", description="Self-correcting LLM agents over knowledge graphs.")
-    root.add_argument("--data-dir", help="embedded database directory (default: $REFLEXION_DATA_DIR)")
-    commands = root.add_subparsers(dest="command", required=True)
+    root = argparse.ArgumentParser(
+        prog="reflexion",
+        description="Self-correcting LLM agents over knowledge graphs.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[_global_options(suppressed=False)],
+    )
+    root.add_argument("--version", action=_Version)
+    root.register("action", "parsers", _Commands)
+    commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_run_commands(commands)
     _add_graph_commands(commands)
     _add_agent_commands(commands)
@@ -291,9 +367,7 @@ def main(argv: list[str] | None = None) -> int:
         err.print(f"[red]The database refused it:[/red] {escape(str(e))}", highlight=False)
         return EXIT_CONFIGURATION
     except KeyboardInterrupt:
-        resumable = args.command in ("ask", "resume")
-        err.print(
-            "Interrupted"
-            + (": a run with a thread id resumes with `reflexion resume THREAD_ID`." if resumable else ".")
-        )
-        return 130
+        thread = getattr(args, "thread", None) or getattr(args, "thread_id", None)
+        resume = f": resume it with `reflexion resume {thread}`." if args.command in ("ask", "resume") else "."
+        err.print(f"Interrupted{resume}", highlight=False, markup=False)
+        return EXIT_INTERRUPTED

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import uuid
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -180,6 +181,8 @@ def report(result: RunResult, args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_ask(args: argparse.Namespace, out: Console) -> int:
+    # the thread is named before the run starts, so an interrupted run can be told how to resume
+    args.thread = args.thread or uuid.uuid4().hex
     target = runner(args)
     if not args.json:
         out.print(f"[bold]Question:[/bold] {args.question}", highlight=False)

@@ -13,6 +13,7 @@ EXIT_ANSWERED = 0  # the run answered
 EXIT_NO_ANSWER = 1  # the run ended without a usable answer (eval: accuracy below --min-accuracy)
 EXIT_CONFIGURATION = 2  # no model key, a missing provider package, an unknown graph or flow, bad settings
 EXIT_DATABASE = 3  # the database could not be reached, before or during the run
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 
 
 def exit_code(result: RunResult) -> int:

@@ -1,0 +1,109 @@
+"""What the command line tells a user before anything runs, and how it hands them back a run: help
+on every argument, the version, the exit codes, global options on either side of the command, one
+name for the agent-or-flow choice, the thread to resume after Ctrl-C, a paused run's resume in the
+command line's own words, and `make run` passing a question through exactly as typed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graphs.cli import main, parser
+from graphs.cli.exit_codes import EXIT_ANSWERED, EXIT_CONFIGURATION, EXIT_DATABASE, EXIT_INTERRUPTED, EXIT_NO_ANSWER
+from schemas.errors import ConfigurationError
+from tests.helpers import TOM_HANKS_QUERY, draft, make_agent
+
+ROOT = Path(__file__).resolve().parents[1]
+REFLEXION = Path(sys.executable).parent / "reflexion"
+
+
+def arguments(command: argparse.ArgumentParser, path: str = "reflexion"):
+    """(command path, argument) for every argument of every command."""
+    for action in command._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from arguments(sub, f"{path} {name}")
+        elif not isinstance(action, argparse._HelpAction):
+            yield path, action
+
+
+def test_every_argument_of_every_command_has_help_text():
+    missing = [f"{path} {a.option_strings or a.dest}" for path, a in arguments(parser()) if not a.help]
+    assert not missing
+
+
+def test_version_prints_the_installed_version_on_stdout():
+    done = subprocess.run([REFLEXION, "--version"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == f"reflexion {version('reflexion-agents')}"
+
+
+@pytest.mark.parametrize("command", [[], ["ask"], ["eval"]])
+def test_help_lists_every_exit_code(command):
+    done = subprocess.run([REFLEXION, *command, "--help"], capture_output=True, text=True, timeout=60)
+    codes = re.findall(r"^\s+(\d+)\s{2,}\S", done.stdout.split("exit codes:")[1], re.MULTILINE)
+    expected = [EXIT_ANSWERED, EXIT_NO_ANSWER, EXIT_CONFIGURATION, EXIT_DATABASE, EXIT_INTERRUPTED]
+    assert [int(c) for c in codes] == expected
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--data-dir", "/d", "ask", "q"], ["ask", "q", "--data-dir", "/d"], ["ask", "--data-dir", "/d", "q"]],
+)
+def test_the_data_dir_is_taken_before_or_after_the_command(argv):
+    assert parser().parse_args(argv).data_dir == "/d"
+
+
+def test_no_data_dir_given_leaves_it_unset():
+    assert parser().parse_args(["ask", "q"]).data_dir is None
+
+
+def test_ask_and_eval_name_the_agent_or_flow_choice_alike():
+    for option in ("--agent", "--flow"):
+        assert parser().parse_args(["ask", "q", option, "naive"]).flow == "naive"
+        assert parser().parse_args(["eval", option, "planner"]).agent == "planner"
+
+
+@pytest.mark.parametrize("given", [[], ["--thread", "my-thread"]])
+def test_an_interrupted_ask_says_which_thread_to_resume(monkeypatch, capsys, given):
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("graphs.cli.ask.runner", interrupted)
+    assert main(["ask", "Who directed The Matrix?", *given]) == EXIT_INTERRUPTED
+    said = capsys.readouterr().err
+    thread = given[1] if given else re.search(r"reflexion resume ([0-9a-f]{32})`", said).group(1)
+    assert f"resume it with `reflexion resume {thread}`" in said
+
+
+def test_a_paused_run_resumed_without_a_decision_names_the_command_lines_flag(movies_db):
+    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY)], require_approval=True, checkpointer=InMemorySaver())
+    paused = agent.execute("Which movies did Tom Hanks act in?")
+    assert paused.pending_approval is not None
+    with pytest.raises(
+        ConfigurationError, match=rf"reflexion resume {paused.thread_id} --decision approve\|edit\|reject"
+    ):
+        agent.resume(paused.thread_id)
+
+
+def test_make_run_passes_the_question_through_as_typed(tmp_path):
+    """`$HOME`, double and single quotes reach the program unexpanded (make and the shell expand nothing)."""
+    echo = tmp_path / "argv.py"
+    echo.write_text("import json, sys\nprint(json.dumps(sys.argv[1:]))\n")
+    question = 'What did $HOME "direct", and it\'s $(whoami)?'
+    done = subprocess.run(
+        ["make", "-s", "run", f"PY={sys.executable} {echo}", f"QUESTION={question}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == json.dumps(["-m", "graphs.main", question])
