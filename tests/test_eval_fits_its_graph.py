@@ -44,6 +44,7 @@ def test_the_cli_refuses_with_exit_2_and_the_reason(shop_db, falkordb_server, tm
         ]
     )
     assert code == 2 and "does not fit the graph 'shop'" in capsys.readouterr().err
+    assert not out.exists()  # refused before any question ran: no empty results folder is left
 
 
 def test_exclusion_reasons_name_the_real_construct():

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import math
 import os
 import re
@@ -74,6 +75,12 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise ConfigurationError(f"--min-accuracy is a percentage from 0 to 100, got {args.min_accuracy}")
 
 
+def _missing_folders(folder: Path) -> list[Path]:
+    """`folder` and those of its parents that do not exist yet, the innermost first: what a run
+    that fails before measuring anything removes again."""
+    return [p for p in [folder, *folder.parents] if not p.exists()]
+
+
 def _output_paths(out: str, agent: str, model: str) -> tuple[Path, Path, Path]:
     """Fresh file names in `out` (created): two runs started in the same second get their own."""
     folder = Path(out)
@@ -104,6 +111,7 @@ def cmd_eval(args: argparse.Namespace, out: Console) -> int:
     if not items:
         raise ConfigurationError(f"the dataset {args.dataset} has no (question, cypher) rows")
     db = database(args)
+    new_folders = _missing_folders(Path(args.out))
     json_path, md_path, lines_path = _output_paths(args.out, args.agent, model)
     err = Console(stderr=True)
     bar = Progress(
@@ -127,8 +135,11 @@ def cmd_eval(args: argparse.Namespace, out: Console) -> int:
         except OSError as e:
             raise ConfigurationError(f"cannot write the results ({e}); the traces so far are in {lines_path}") from e
     except BaseException as e:
-        if not lines_path.exists() or lines_path.stat().st_size == 0:  # nothing measured: no empty log left behind
+        if not lines_path.exists() or lines_path.stat().st_size == 0:  # nothing measured: nothing left behind
             lines_path.unlink(missing_ok=True)
+            for folder in new_folders:  # the innermost first; one that holds anything stays
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
         elif isinstance(e, KeyboardInterrupt):
             err.print(f"Interrupted: the finished questions are in {lines_path}", highlight=False)
         raise
