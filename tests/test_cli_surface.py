@@ -107,3 +107,17 @@ def test_make_run_passes_the_question_through_as_typed(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == json.dumps(["-m", "graphs.main", question])
+
+
+def test_a_model_server_that_cannot_be_reached_is_named(movies_db):
+    """The real OpenAI client pointed at a closed port: its "Connection error." comes with the address."""
+    from langchain_openai import ChatOpenAI
+
+    from graphs.kg_query_agent import KGQueryReflexionAgent
+    from tests.helpers import closed_port
+
+    address = f"http://127.0.0.1:{closed_port()}/v1"
+    model = ChatOpenAI(model="gpt-4o-mini", base_url=address, api_key="sk-test", max_retries=0, timeout=5)
+    agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, checkpointer=None)
+    result = agent.execute("Who directed The Matrix?")
+    assert "Connection error" in result.error and address in result.error

@@ -24,7 +24,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableBinding
 from pydantic import BaseModel, ValidationError
 
-from nodes.models.wire import not_an_object, reply_from_client_error, sendable
+from nodes.models.wire import model_call_failure, not_an_object, reply_from_client_error, sendable
 from schemas.reflexion import TokenUsage
 
 R = TypeVar("R")
@@ -213,7 +213,7 @@ class Responder:
         for _ in range(self.max_retries + 1):
             reply = yield self._prompt(messages, feedback)
             if isinstance(reply, Exception):  # the model call itself failed: report it, do not crash the run
-                state.error = f"the model call failed: {type(reply).__name__}: {reply}"
+                state.error = model_call_failure(reply, self.model)
                 return state
             correction = self._step(reply, state)
             if correction is None:

@@ -16,6 +16,7 @@ Two kinds of reply get past a chat client's JSON parsing yet break what comes af
 from __future__ import annotations
 
 import json
+import os
 import re
 import weakref
 from typing import Any
@@ -122,3 +123,36 @@ def reply_from_client_error(error: BaseException) -> AIMessage | None:
         shown = json.dumps(e.get("input"), default=str)
         calls.append(invalid_tool_call(name=None, args=shown, id=None, error=not_an_object(shown)))
     return AIMessage(content="", invalid_tool_calls=calls)
+
+
+#: Errors that say the model's server could not be reached (the OpenAI client's, httpx's, the OS's).
+_UNREACHABLE = {"APIConnectionError", "APITimeoutError", "ConnectError", "ConnectTimeout", "ConnectionError"}
+_ENDPOINT_FIELDS = ("openai_api_base", "base_url", "api_base", "anthropic_api_url", "endpoint")
+
+
+def model_endpoint(model: Any) -> str | None:
+    """The address a chat model (or a binding of one) sends its calls to, when it says."""
+    while hasattr(model, "bound"):
+        model = model.bound
+    for field in _ENDPOINT_FIELDS:
+        value = getattr(model, field, None)
+        if isinstance(value, str) and value:
+            return value
+    if "OpenAI" in type(model).__name__:  # no base URL set: the client's own default applies
+        return os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+    return None
+
+
+def model_call_failure(error: BaseException, model: Any) -> str:
+    """What a failed model call is reported as: the client's error, and, when the server could not
+    be reached, which address was tried (a client's "Connection error." alone does not say)."""
+    text = f"the model call failed: {type(error).__name__}: {error}"
+    chain: BaseException | None = error
+    seen: set[int] = set()
+    while chain is not None and id(chain) not in seen:
+        seen.add(id(chain))
+        if type(chain).__name__ in _UNREACHABLE or isinstance(chain, ConnectionError):
+            where = model_endpoint(model)
+            return f"{text} (no answer from {where}; check OPENAI_BASE_URL or the model's base_url)" if where else text
+        chain = chain.__cause__ or chain.__context__
+    return text

@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from pydantic import BaseModel
 
 from nodes.common.responder import ResponderReply, usage_of
-from nodes.models.wire import reply_from_client_error, sendable
+from nodes.models.wire import model_call_failure, reply_from_client_error, sendable
 
 # Reads a reply: (the message the memory keeps, the parsed step).
 ReplyReader = Callable[[AIMessage], tuple[AIMessage, BaseModel]]
@@ -45,11 +45,8 @@ class ActionResponder:
             )
         return ResponderReply(message=kept, parsed=parsed, usage=usage_of(reply))
 
-    @staticmethod
-    def _failed(error: Exception) -> ResponderReply:
-        return ResponderReply(
-            message=None, parsed=None, error=f"the model call failed: {type(error).__name__}: {error}"
-        )
+    def _failed(self, error: Exception) -> ResponderReply:
+        return ResponderReply(message=None, parsed=None, error=model_call_failure(error, self.runnable))
 
     def _unreadable(self, error: Exception) -> ResponderReply:
         """A reply the client refused to build (arguments that are not an object) is read, as any
