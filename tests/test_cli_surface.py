@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import socket
 import subprocess
 import sys
 from importlib.metadata import version
@@ -121,3 +123,39 @@ def test_a_model_server_that_cannot_be_reached_is_named(movies_db):
     agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, checkpointer=None)
     result = agent.execute("Who directed The Matrix?")
     assert "Connection error" in result.error and address in result.error
+
+
+def test_serve_refuses_a_busy_port_before_saying_where_it_serves(capsys):
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        assert main(["serve", "--port", str(port)]) == EXIT_CONFIGURATION
+    said = capsys.readouterr()
+    assert f"port {port} on 127.0.0.1 is taken" in said.err and "Serving" not in said.out
+
+
+@pytest.mark.parametrize(
+    "argv, code, kind",
+    [
+        (["ask", "Who?", "--graph", "no_such_graph_here", "--json"], EXIT_CONFIGURATION, "Configuration error"),
+        (["resume", "no-such-thread", "--json"], EXIT_CONFIGURATION, "Configuration error"),
+    ],
+)
+def test_with_json_every_failure_is_one_json_object_on_stdout(falkordb_server, tmp_path, argv, code, kind):
+    done = subprocess.run(
+        [REFLEXION, "--data-dir", str(falkordb_server.data_dir), *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "REFLEXION_CHECKPOINTS": str(tmp_path / "threads.sqlite"), "REFLEXION_MODEL": "oracle"},
+    )
+    assert done.returncode == code, done.stderr
+    failure = json.loads(done.stdout.strip().splitlines()[-1])
+    assert failure["kind"] == kind and failure["exit_code"] == code and failure["message"]
+
+
+def test_the_schema_config_the_readme_passes_to_biochatters_prompt_engine_ships_with_the_project():
+    readme = (ROOT / "README.md").read_text()
+    paths = re.findall(r'schema_config_or_info_dict="([^"]+)"', readme)
+    assert paths and all((ROOT / path).is_file() for path in paths)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -82,8 +83,9 @@ def cmd_draw(args: argparse.Namespace, out: Console) -> int:
 
 def cmd_serve(args: argparse.Namespace, out: Console) -> int:
     from graphs import registry
-    from graphs.cli.serve import serve
+    from graphs.cli.serve import refuse_busy_port, serve
 
+    refuse_busy_port(args.host, args.port)  # before saying where it serves
     out.print(f"Serving {len(registry.names())} graphs on http://{args.host}:{args.port} (Ctrl-C stops)")
     serve(args.host, args.port, args.reload)
     return EXIT_ANSWERED  # pragma: no cover - serve() replaces the process
@@ -355,19 +357,25 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)  # never break a query or path
+
+    def failed(title: str, error: BaseException, code: int, message: str | None = None) -> int:
+        """Say why on stderr; with --json, also as one JSON object on stdout, for scripts."""
+        text = message or str(error)
+        err.print(f"[red]{title}:[/red] {escape(text)}", highlight=False)
+        if getattr(args, "json", False):
+            document = {"error": type(error).__name__, "kind": title, "message": text, "exit_code": code}
+            print(json.dumps(document, ensure_ascii=False), flush=True)
+        return code
+
     try:
         return args.run(args, out)
     except ConfigurationError as e:
-        err.print(f"[red]Configuration error:[/red] {escape(str(e))}", highlight=False)
-        return EXIT_CONFIGURATION
+        return failed("Configuration error", e, EXIT_CONFIGURATION)
     except DatabaseUnavailableError as e:
-        err.print(f"[red]Database unavailable:[/red] {escape(str(e))}", highlight=False)
-        return EXIT_DATABASE
+        return failed("Database unavailable", e, EXIT_DATABASE)
     except GraphDatabaseError as e:  # the database refused a statement (a loader's data, say)
-        err.print(f"[red]The database refused it:[/red] {escape(str(e))}", highlight=False)
-        return EXIT_CONFIGURATION
-    except KeyboardInterrupt:
+        return failed("The database refused it", e, EXIT_CONFIGURATION)
+    except KeyboardInterrupt as e:
         thread = getattr(args, "thread", None) or getattr(args, "thread_id", None)
-        resume = f": resume it with `reflexion resume {thread}`." if args.command in ("ask", "resume") else "."
-        err.print(f"Interrupted{resume}", highlight=False, markup=False)
-        return EXIT_INTERRUPTED
+        resume = f"resume it with `reflexion resume {thread}`." if args.command in ("ask", "resume") else "stopped."
+        return failed("Interrupted", e, EXIT_INTERRUPTED, resume)

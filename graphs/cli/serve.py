@@ -66,9 +66,31 @@ def serve_command(
     return command if reload else [*command, "--no-reload"]
 
 
+def refuse_busy_port(host: str, port: int) -> None:
+    """Refuse a port something already listens on. LangGraph's server would move to another port,
+    and clients told the asked one would talk to whatever holds it."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as e:
+        raise ConfigurationError(f"cannot serve on {host}: {e}") from e
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as servers do: a closing port is free
+        try:
+            probe.bind(address)
+        except OSError as e:
+            raise ConfigurationError(
+                f"port {port} on {host} is taken ({e.strerror or e}): stop what holds it, or choose another "
+                "with --port (make serve PORT=...)"
+            ) from e
+
+
 def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, reload: bool = False) -> None:
     """Replace this process with the server (Ctrl-C stops it). langgraph.json names the registry's
     graphs by module (`graphs.registry:<name>`), so any working directory serves; the server keeps
-    its threads in `.langgraph_api/` there."""
+    its threads in `.langgraph_api/` there. A busy port is refused before anything is started."""
+    refuse_busy_port(host, port)
     command = serve_command(host, port, reload)
     os.execve(command[0], command, offline_environment())
