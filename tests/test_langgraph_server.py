@@ -215,3 +215,27 @@ def test_a_model_whose_provider_package_is_missing_reaches_the_client_by_name(se
         )
     assert "langchain-anthropic" in str(failed.value) and "An internal error occurred" not in str(failed.value)
     assert len(stub.requests) == asked  # no model was called
+
+
+def test_the_api_description_is_served_offline(server):
+    url, _ = server
+    described = httpx.get(f"{url}/openapi.json", timeout=10).json()
+    assert described["openapi"] and "/threads/{thread_id}/runs/wait" in described["paths"]
+
+
+def test_a_bad_run_context_reaches_a_plain_http_client_with_its_message(server):
+    """What curl or any HTTP client sees, without an SDK: the reason, not "An internal error occurred"."""
+    url, stub = server
+    asked = len(stub.requests)
+    thread = httpx.post(f"{url}/threads", json={}, timeout=10).json()["thread_id"]
+    answer = httpx.post(
+        f"{url}/threads/{thread}/runs/wait",
+        json={
+            "assistant_id": "kg_reflexion",
+            "input": {"messages": [{"role": "user", "content": "Tom Hanks movies?"}]},
+            "context": {"database_url": "nosuchscheme://somewhere"},
+        },
+        timeout=60,
+    )
+    assert "nosuchscheme" in answer.text and "An internal error occurred" not in answer.text, answer.text
+    assert len(stub.requests) == asked  # no model was called
