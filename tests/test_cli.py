@@ -124,15 +124,21 @@ def test_ask_with_the_reflexion_agent_prints_the_same_steps_as_make_run(monkeypa
     assert "Stopped: score_threshold after 1 step(s)" in out and '"Cast Away"' in out
 
 
-def test_draw_png_works_with_graphviz_or_says_how_to_get_it(tmp_path, capsys):
-    import importlib.util
+def test_draw_writes_real_png_and_svg_pictures_with_no_system_package(tmp_path):
+    """pygraphviz's wheel carries Graphviz: a fresh install draws pictures."""
+    png, svg = tmp_path / "kg.png", tmp_path / "kg.svg"
+    assert main(["draw", "kg_reflexion", str(png)]) == 0 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["draw", "kg_reflexion", str(svg)]) == 0
+    drawn = svg.read_text()
+    assert drawn.lstrip().startswith("<?xml") and "<svg" in drawn
+    assert all(f">{node}</text>" in drawn for node in ("draft", "execute_tool", "revise"))
 
-    target = tmp_path / "kg.png"
-    code = main(["draw", "kg_reflexion", str(target)])
-    if importlib.util.find_spec("pygraphviz") is not None:
-        assert code == 0 and target.read_bytes()[:4] == b"\x89PNG"
-    else:
-        assert code == 2 and "pygraphviz" in capsys.readouterr().err and not target.exists()
+
+def test_draw_refuses_a_file_it_cannot_write_and_writes_mermaid_text_for_mmd(tmp_path, capsys):
+    gif, mmd = tmp_path / "kg.gif", tmp_path / "kg.mmd"
+    assert main(["draw", "kg_reflexion", str(gif)]) == 2 and not gif.exists()
+    assert ".png, .svg, .mmd, .md" in capsys.readouterr().err
+    assert main(["draw", "kg_reflexion", str(mmd)]) == 0 and "draft -.-> execute_tool" in mmd.read_text()
 
 
 def test_every_reflexion_command_in_the_readme_parses_as_written():

@@ -5,7 +5,7 @@
     reflexion graphs [drop NAME --yes]    # the registered graphs, and those in the embedded database with counts
     reflexion schema NAME                 # a graph's schema as the prompts show it
     reflexion examples load NAME file.csv # few-shot examples for a graph, each checked read-only
-    reflexion draw text2cypher_planner out.png   # a picture (PNG needs pygraphviz; .mmd writes Mermaid text)
+    reflexion draw text2cypher_planner out.png   # a picture (.png, .svg), or .mmd for Mermaid text
     reflexion load script.cypher --graph mygraph [--csv-dir DIR]  # a Neo4j import script, LOAD CSV included
     reflexion load people.csv --label Person --key name             # CSV rows as nodes
     reflexion load acted.csv --relationship ACTED_IN --start Person.name=person --end Movie.title=movie
@@ -128,9 +128,9 @@ def _add_run_commands(commands: Any) -> None:
     resume.add_argument("--query", help="with --decision edit: the query to run instead; with reject: why")
     _run_options(resume)
     resume.set_defaults(run=LazyCommand("ask", "cmd_resume"))
-    draw = commands.add_parser("draw", help="draw a registered graph to a .png or .mmd file")
+    draw = commands.add_parser("draw", help="draw a registered graph to a .png or .svg picture, or .mmd Mermaid text")
     draw.add_argument("name", help="a registered graph (see `reflexion graphs`)")
-    draw.add_argument("output", help="the file to write: .png, or .mmd for Mermaid text")
+    draw.add_argument("output", help="the file to write: .png or .svg, or .mmd (or .md) for Mermaid text")
     draw.set_defaults(run=cmd_draw)
 
 
