@@ -141,6 +141,12 @@ class Text2CypherFlow:
         key = (run.model, run.database_url, run.graph, tuple(sorted(limits.items())))
         return self._contexts.get(key, lambda: self._make_context(run, limits))
 
+    def run_dependencies(self) -> FlowContext:
+        """`context`, as the nodes ask for it: a call, not an attribute. LangGraph's compile reads the
+        attributes a node's code names (looking for subgraphs), and reading `context` would open
+        the database: drawing or serving a flow must not start one."""
+        return self.context
+
     def _run_limits(self, run: Text2CypherContext) -> dict[str, Any]:
         """This run's limits: the flow's, which its context may lower; once the run has started, the
         ones it recorded (`nodes.run_limits`), so a flow built with other limits that resumes it keeps
@@ -207,7 +213,7 @@ class Text2CypherFlow:
             started = state.get("run_context")  # the settings and limits the run started with
             with stored_context(started), recorded_limits(started):
                 try:
-                    context = self.context
+                    context = self.run_dependencies()
                 except DatabaseUnavailableError as e:  # a database that is down is a typed stop, not a crash
                     return {"stop_reason": "tool_unavailable", "error": str(e)}
                 return step(state, context)

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -154,3 +158,16 @@ def test_every_reflexion_command_in_the_readme_parses_as_written():
     assert len(commands) >= 12
     for command in commands:
         parser().parse_args(shlex.split(command)[1:])  # exits (SystemExit) on any argument the CLI lacks
+
+
+@pytest.mark.parametrize("name", ["text2cypher_planner", "text2cypher_retry_evaluate", "kg_reflexion"])
+def test_drawing_a_graph_starts_no_database(tmp_path, name):
+    """Compiling reads the attributes a node's code names: none of them may open the database."""
+    data = tmp_path / "data"
+    env = {**os.environ, "REFLEXION_DATA_DIR": str(data), "REFLEXION_CHECKPOINTS": "none"}
+    reflexion = Path(sys.executable).parent / "reflexion"
+    done = subprocess.run(
+        [reflexion, "draw", name, str(tmp_path / "g.png")], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert not data.exists()
