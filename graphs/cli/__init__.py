@@ -2,6 +2,7 @@
 
     reflexion ask "Who directed The Matrix?" [--flow reflexion|naive|retry|retry_evaluate|planner] [--approve] [--json]
     reflexion resume THREAD_ID [--decision approve|edit|reject [--query ...]]   # an interrupted or paused run
+    reflexion threads [list|show ID|delete ID]   # the runs kept for resuming
     reflexion graphs [drop NAME --yes]    # the registered graphs, and those in the embedded database with counts
     reflexion schema NAME                 # a graph's schema as the prompts show it
     reflexion examples load NAME file.csv # few-shot examples for a graph, each checked read-only
@@ -132,6 +133,17 @@ def _add_run_commands(commands: Any) -> None:
     draw.add_argument("name", help="a registered graph (see `reflexion graphs`)")
     draw.add_argument("output", help="the file to write: .png or .svg, or .mmd (or .md) for Mermaid text")
     draw.set_defaults(run=cmd_draw)
+
+
+def _add_threads_command(commands: Any) -> None:
+    threads = commands.add_parser("threads", help="list, show or delete the runs kept for resuming")
+    threads.add_argument(
+        "action", nargs="?", choices=["list", "show", "delete"], default="list", help="list (default), show or delete"
+    )
+    threads.add_argument("thread_id", nargs="?", help="with show or delete: the thread")
+    threads.add_argument("--limit", type=int, default=20, help="list: the newest N threads (default 20)")
+    threads.add_argument("--json", action="store_true", help="print JSON")
+    threads.set_defaults(run=LazyCommand("threads", "cmd_threads"))
 
 
 def _add_graph_commands(commands: Any) -> None:
@@ -341,6 +353,7 @@ def parser() -> argparse.ArgumentParser:
     root.register("action", "parsers", _Commands)
     commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_run_commands(commands)
+    _add_threads_command(commands)
     _add_graph_commands(commands)
     _add_agent_commands(commands)
     _add_eval_command(commands)

@@ -1,0 +1,96 @@
+"""`reflexion threads`: the runs kept in the durable checkpointer (`$REFLEXION_CHECKPOINTS`).
+
+    reflexion threads [list] [--limit 20] [--json]   # newest first: thread, graph, status, time, question
+    reflexion threads show THREAD_ID [--json]       # one run: its question, status, steps, answer or error
+    reflexion threads delete THREAD_ID              # forget it (its checkpoints and pending writes)
+
+A thread is read from its newest checkpoint through LangGraph's saver API, so every store the
+agents use (SQLite, PostgreSQL, memory) lists the same way. Its status: `finished (<stop reason>)`,
+`paused for approval` (it waits on a decision: `reflexion resume ID --decision ...`), or
+`interrupted` (it stopped mid-run: `reflexion resume ID` continues it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from graphs.cli.exit_codes import EXIT_ANSWERED
+from nodes.checkpoints import CHECKPOINTS_ENV, INTERRUPT, durable_checkpointer
+from nodes.run_context import GRAPH_KEY
+from schemas.errors import ConfigurationError
+
+
+def _saver() -> Any:
+    saver = durable_checkpointer()
+    if saver is None:
+        raise ConfigurationError(f"no threads are kept: {CHECKPOINTS_ENV} is 'none'")
+    return saver
+
+
+def summary(saved: Any) -> dict[str, Any]:
+    """One thread, read from its newest checkpoint (a LangGraph `CheckpointTuple`)."""
+    values = saved.checkpoint.get("channel_values") or {}
+    paused = any(write[1] == INTERRUPT for write in saved.pending_writes or [])
+    stop = values.get("stop_reason")
+    status = "paused for approval" if paused else f"finished ({stop})" if stop else "interrupted"
+    outcomes = values.get("outcomes") or []
+    latest = outcomes[-1] if outcomes else {}
+    return {
+        "thread_id": saved.config["configurable"]["thread_id"],
+        "graph": (values.get("run_context") or {}).get(GRAPH_KEY, "?"),
+        "status": status,
+        "time": saved.checkpoint.get("ts", ""),
+        "question": values.get("question") or "",
+        "steps": values.get("steps"),
+        "answer": values.get("answer") or latest.get("action"),
+        "error": values.get("error"),
+    }
+
+
+def newest(saver: Any, limit: int | None = None) -> list[dict[str, Any]]:
+    """The threads, newest first: the first checkpoint seen of each thread is its newest."""
+    seen: dict[str, dict[str, Any]] = {}
+    for saved in saver.list(None):
+        configurable = saved.config["configurable"]
+        if configurable.get("checkpoint_ns") or configurable["thread_id"] in seen:
+            continue
+        seen[configurable["thread_id"]] = summary(saved)
+    threads = sorted(seen.values(), key=lambda t: t["time"], reverse=True)
+    return threads[:limit] if limit else threads
+
+
+def cmd_threads(args: argparse.Namespace, out: Console) -> int:
+    saver = _saver()
+    if args.action == "list":
+        threads = newest(saver, args.limit)
+        if args.json:
+            print(json.dumps(threads, ensure_ascii=False, default=str))
+            return EXIT_ANSWERED
+        table = Table("thread", "graph", "status", "time", "question")
+        for t in threads:
+            table.add_row(t["thread_id"], t["graph"], t["status"], t["time"][:19], escape(t["question"][:60]))
+        out.print(table if threads else "No threads are kept.")
+        return EXIT_ANSWERED
+    if not args.thread_id:
+        raise ConfigurationError(f"threads {args.action} needs a THREAD_ID (see `reflexion threads`)")
+    saved = saver.get_tuple({"configurable": {"thread_id": args.thread_id}})
+    if saved is None:
+        raise ConfigurationError(f"no run is stored in thread {args.thread_id!r}")
+    if args.action == "delete":
+        saver.delete_thread(args.thread_id)
+        out.print(f"Deleted thread {args.thread_id}", highlight=False)
+        return EXIT_ANSWERED
+    thread = summary(saved)
+    if args.json:
+        print(json.dumps(thread, ensure_ascii=False, default=str))
+    else:
+        for key, value in thread.items():
+            if value not in (None, ""):
+                out.print(f"[bold]{key}:[/bold] {escape(str(value))}", highlight=False)
+    return EXIT_ANSWERED
