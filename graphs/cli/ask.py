@@ -8,9 +8,10 @@ terminal that is not interactive (a pipe, CI) only the step lines print.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
@@ -60,6 +61,18 @@ class LiveProgress:
     def now(self, what: str) -> None:
         if self._status is not None:
             self._status.update(what)
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """The spinner stopped while the person is asked: a live display redraws over a prompt and
+        what is typed, so neither would show."""
+        if self._status is not None:
+            self._status.stop()
+        try:
+            yield
+        finally:
+            if self._status is not None:
+                self._status.start()
 
 
 def database(args: argparse.Namespace) -> Any:
@@ -159,7 +172,8 @@ def _run(runner: Runner[Any], args: argparse.Namespace, progress: LiveProgress, 
     callbacks: ResumeOptions = {"on_step": on_step, "on_event": on_event}
     result = start(callbacks)
     while result.stop_reason == "awaiting_approval" and args.approve and not args.json:
-        decision = decide(result.pending_approval, progress.console)
+        with progress.paused():
+            decision = decide(result.pending_approval, progress.console)
         result = runner.resume(result.thread_id, decision, **callbacks)
     return result
 
