@@ -37,7 +37,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from graphs.cli.exit_codes import EXIT_ANSWERED, EXIT_CONFIGURATION, EXIT_DATABASE, EXIT_INTERRUPTED, EXIT_NO_ANSWER
+from graphs.cli.exit_codes import EXIT_ANSWERED, EXIT_CONFIGURATION, EXIT_DATABASE, EXIT_INTERRUPTED, MEANINGS
 from graphs.cli.serve import DEFAULT_HOST, DEFAULT_PORT
 from nodes.evaluation.faults import FAULTS
 from schemas.constants import (
@@ -294,13 +294,7 @@ def _add_serve_command(commands: Any) -> None:
     serve.set_defaults(run=cmd_serve)
 
 
-EXIT_CODES = f"""exit codes:
-  {EXIT_ANSWERED}    the run answered
-  {EXIT_NO_ANSWER}    no usable answer, or a run paused for approval (eval: accuracy below --min-accuracy)
-  {EXIT_CONFIGURATION}    configuration error: bad arguments or settings, no model key, a missing provider package,
-       an unknown graph or flow
-  {EXIT_DATABASE}    the database could not be reached, before or during the run
-  {EXIT_INTERRUPTED}  interrupted (Ctrl-C); an `ask` or `resume` run continues with `reflexion resume THREAD_ID`"""
+EXIT_CODES = "exit codes:\n" + "\n".join(f"  {code:<4} {meaning}" for code, meaning in MEANINGS.items())
 
 
 def _global_options(suppressed: bool) -> argparse.ArgumentParser:

@@ -9,11 +9,21 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from schemas.run_result import RunResult
 
-EXIT_ANSWERED = 0  # the run answered
-EXIT_NO_ANSWER = 1  # the run ended without a usable answer (eval: accuracy below --min-accuracy)
-EXIT_CONFIGURATION = 2  # no model key, a missing provider package, an unknown graph or flow, bad settings
-EXIT_DATABASE = 3  # the database could not be reached, before or during the run
-EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
+EXIT_ANSWERED = 0
+EXIT_NO_ANSWER = 1
+EXIT_CONFIGURATION = 2
+EXIT_DATABASE = 3
+EXIT_INTERRUPTED = 130  # as shells report SIGINT
+
+#: What each code means, as every `--help` lists it.
+MEANINGS = {
+    EXIT_ANSWERED: "the run answered",
+    EXIT_NO_ANSWER: "no usable answer, or a run paused for approval (eval: accuracy below --min-accuracy)",
+    EXIT_CONFIGURATION: "configuration error: bad arguments or settings, no model key, a missing provider package, "
+    "an unknown graph or flow",
+    EXIT_DATABASE: "the database could not be reached, before or during the run",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C); an `ask` or `resume` run continues with `reflexion resume THREAD_ID`",
+}
 
 
 def exit_code(result: RunResult) -> int:

@@ -54,6 +54,13 @@ _NO_SUCH_COMMAND = "unknown command"  # a Redis without the module
 _OUT_OF_MEMORY = "mem consumption exceeded capacity"  # QUERY_MEM_CAPACITY
 _NOT_RUN = object()  # `_run_read`: the read did not run; plan it
 
+
+def _while_running(error: Exception) -> bool:
+    """An error of a query the server accepted (a timeout, memory, a full queue), not of compiling
+    it: planning the query cannot explain it, and running it again would repeat the cost."""
+    return str(error).startswith((_TIMED_OUT, _QUEUE_FULL)) or _OUT_OF_MEMORY in str(error)
+
+
 T = TypeVar("T")
 
 RETURN_CLAUSE = re.compile(r"\bRETURN\b", re.IGNORECASE)
@@ -273,7 +280,7 @@ class FalkorDBGraph:
         try:
             return self._graph.ro_query(wrapped, params, timeout=timeout_ms)
         except redis.exceptions.ResponseError as e:
-            if str(e).startswith((_TIMED_OUT, _QUEUE_FULL)) or _OUT_OF_MEMORY in str(e):
+            if _while_running(e):
                 raise self._translate(e, cypher) from e
             failure = e
         except Exception as e:
@@ -281,7 +288,7 @@ class FalkorDBGraph:
         try:
             plan = self._graph.explain(wrapped, params)
         except redis.exceptions.ResponseError as e:
-            if str(e).startswith((_TIMED_OUT, _QUEUE_FULL)) or _OUT_OF_MEMORY in str(e):
+            if _while_running(e):
                 raise self._translate(failure, cypher) from failure  # not a compile error: never run it again
             return _NOT_RUN
         except Exception as e:
