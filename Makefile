@@ -14,11 +14,20 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The JavaScript SDK (@langchain/langgraph-sdk, pinned in tests/js/package-lock.json), for the test that
+# drives the server as a JS client does; installed only where npm is (its test says why it is skipped).
+JS_CLIENT := tests/js/node_modules/.installed
+
+$(JS_CLIENT): tests/js/package.json tests/js/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix tests/js --no-audit --no-fund --loglevel=error && touch $@; \
+	else echo "npm not found: the JavaScript SDK test is skipped"; fi
+
 # The notebooks run as a user would run them, on an embedded database of their own.
 NOTEBOOK_ENV := REFLEXION_DATA_DIR=$(CURDIR)/.venv/notebook-data REFLEXION_CHECKPOINTS=memory
 
 ## Create the environment, check lint and types, run the whole suite offline, then execute every notebook.
-test: $(STAMP) lint
+test: $(STAMP) lint $(JS_CLIENT)
 	$(PY) -m pytest
 	$(NOTEBOOK_ENV) $(PY) -m pytest --nbmake notebooks -p no:cacheprovider -q
 

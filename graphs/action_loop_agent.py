@@ -40,9 +40,19 @@ class ActionLoopAgent(AgentLoop[ResultT]):
     def _turn_responder(self) -> ActionResponder:
         """The responder for every model turn."""
 
+    #: The drawing's words for what `_done` looks for.
+    done_label = "done"
+
     @abstractmethod
     def _done(self, outcome: ToolOutcome) -> str | None:
         """The stop reason this outcome ends the run with (finished, validated), or None."""
+
+    def _route_labels(self) -> dict[str, tuple[str, str]]:
+        return {
+            "draft": ("action", "no question, model error"),
+            "execute_tool": ("next turn", f"{self.done_label}, step limit, database down"),
+            "revise": ("action", "model error"),
+        }
 
     def _responder(self, turn: Turn, prompt: str | None) -> ActionResponder:
         return self._turn_responder()

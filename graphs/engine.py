@@ -143,6 +143,16 @@ class ReflexionAgent(AgentLoop[ResultT]):
     def _action_of(self, parsed: BaseModel) -> str:
         return default_action_of(parsed)
 
+    def _route_labels(self) -> dict[str, tuple[str, str]]:
+        non_empty = "non-empty result" if self.trust_non_empty_result else "unscored non-empty result"
+        stops = f"score > {self.score_threshold:g}, {non_empty}, step limit, no progress, model error"
+        return {
+            **super()._route_labels(),
+            "draft": (f"{self.action_noun} drafted", "no question, model error, database down"),
+            "execute_tool": ("score the result", "database down"),
+            "revise": ("revise", stops),
+        }
+
     def _action_key(self, action: str) -> str:
         """What makes two actions the same for the repeat check: by default, equal once layout,
         comments and a trailing semicolon are left out (differences inside string literals count)."""

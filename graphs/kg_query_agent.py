@@ -348,6 +348,10 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         outcomes = state.get("outcomes") or []
         return "rejected" if outcomes and outcomes[-1].get("error_type") == REJECTED else None
 
+    def _route_labels(self) -> dict[str, tuple[str, str]]:
+        labels = super()._route_labels()
+        return {**labels, "execute_tool": (labels["execute_tool"][0], "rejected by the reviewer, database down")}
+
     def close(self) -> None:
         """Close the database connections this agent opened."""
         self.databases.close()

@@ -1,6 +1,6 @@
 """`AgentLoop`: the three-node state machine every agent is built on.
 
-    START -> draft -> execute_tool -> revise -> (route) -> execute_tool | END
+    START -> draft -> execute_tool -> revise -> (route) -> execute_tool | reply -> END
 
 What the loop owns, for every agent: the typed state, the question (from `execute` or from
 a user message a LangGraph client sent), the run's model and settings (its context, kept in
@@ -140,6 +140,15 @@ class AgentLoop(ABC, Generic[ResultT]):
     def _tool_ready(self, state: ReflexionState) -> None:
         """Raise `DatabaseUnavailableError` when the tool cannot be reached, so a run ends
         `tool_unavailable` before any model call is spent. Tools that need no check do nothing."""
+
+    def _route_labels(self) -> dict[str, tuple[str, str]]:
+        """What the drawing writes on each node's two exits: (going on, stopping, with the stop
+        reasons that can end the run there). Labels only: the routes themselves decide."""
+        return {
+            "draft": ("drafted", "no question, model error, database down"),
+            "execute_tool": ("result", "database down"),
+            "revise": ("revised", "model error"),
+        }
 
     def _question_message(self, question: str) -> HumanMessage:
         """How a question enters the memory."""

@@ -1,9 +1,10 @@
-"""The three nodes of `AgentLoop` (each sync and async) and the graph they make, over an agent's hooks.
+"""The nodes of `AgentLoop` (each sync and async) and the graph they make, over an agent's hooks.
 
 The nodes are the same for every agent: `draft` asks the question (or ends a run that has none, or
 whose tool cannot be reached), `execute_tool` runs the pending action (or skips one that already
-ran), `revise` asks again; each node reads the run's stored context, and the first stores it. What
-differs between agents is only what the hooks they call return (`graphs.loop.AgentLoop`).
+ran), `revise` asks again, and `reply`, the last, says the answer as an AI message; each node reads
+the run's stored context, and the first stores it. What differs between agents is only what the
+hooks they call return (`graphs.loop.AgentLoop`), and the labels their drawing puts on the routes.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph._internal._runnable import RunnableCallable
-from langgraph.graph import START, StateGraph
+from langgraph.graph import END, START, StateGraph
 
+from graphs.labelled_routes import labelled
+from nodes.common.reply import REPLY_NODE, reply_update
 from nodes.common.responder import ResponderReply
 from nodes.common.responder_with_retries import arespond_with, respond_with
 from nodes.reflexion.prompt_view import prompt_messages
@@ -113,6 +116,13 @@ class LoopNodes:
     async def aexecute_tool(self, state: ReflexionState) -> dict[str, Any]:
         return await asyncio.to_thread(self.execute_tool, state)
 
+    def reply(self, state: ReflexionState) -> dict[str, Any]:
+        """The answer message and output fields, from the same typed result `execute` returns."""
+        return reply_update(self.agent._parse_final_result(state), state.get("stop_reason"))
+
+    async def areply(self, state: ReflexionState) -> dict[str, Any]:
+        return self.reply(state)
+
     @staticmethod
     def route_after_draft(state: ReflexionState) -> Literal["execute_tool", "__end__"]:
         """Only a draft the model could not produce (or a run with no question) ends the run here."""
@@ -165,8 +175,15 @@ class LoopNodes:
         builder.add_node("draft", self.in_run("draft", self.draft, self.adraft))
         builder.add_node("execute_tool", self.in_run("execute_tool", self.execute_tool, self.aexecute_tool))
         builder.add_node("revise", self.in_run("revise", self.revise, self.arevise))
+        builder.add_node(REPLY_NODE, self.in_run(REPLY_NODE, self.reply, self.areply))
         builder.add_edge(START, "draft")
-        builder.add_conditional_edges("draft", self.route_after_draft)
-        builder.add_conditional_edges("execute_tool", self.route_after_execute_tool)
-        builder.add_conditional_edges("revise", agent._route_after_revise)
+        labels = agent._route_labels()
+        for node, route, onward in (
+            ("draft", self.route_after_draft, "execute_tool"),
+            ("execute_tool", self.route_after_execute_tool, "revise"),
+            ("revise", agent._route_after_revise, "execute_tool"),
+        ):
+            go_on, stop = labels[node]
+            builder.add_conditional_edges(node, *labelled(route, {onward: (go_on, onward), END: (stop, REPLY_NODE)}))
+        builder.add_edge(REPLY_NODE, END)
         return builder

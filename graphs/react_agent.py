@@ -113,6 +113,8 @@ class ReActAgent(ActionLoopAgent[ReActResult]):
 
     # -- stop rules and result -------------------------------------------------
 
+    done_label = "finish called"
+
     def _done(self, outcome: ToolOutcome) -> str | None:
         return "finished" if outcome.detail.get("tool") == FINISH and outcome.error is None else None
 

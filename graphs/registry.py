@@ -11,9 +11,12 @@ register themselves from `FLOWS`. Importing this module builds nothing: the mode
 database come from each run's context, else the environment, and are opened on the first run.
 
 LangGraph's loader reads `module.__dict__[name]` (so a module `__getattr__` is not enough): each
-name is bound here to a zero-argument graph factory, which the server calls to get the graph and
-which builds it once. `langgraph.json` lists the names as `graphs.registry:<name>`; it is derived
-from `BUILDERS` (`python -m graphs.registry` rewrites its `graphs`), and a test checks the two match.
+name is bound here to a graph factory, which the server calls to get the graph and which builds it
+once. The server hands it the run's runtime, whose context is the one the client sent: a field the
+graph does not have is refused there, with the list of fields (the server itself would drop it
+silently). Called with no argument, a factory just returns the graph. `langgraph.json` lists the
+names as `graphs.registry:<name>`; it is derived from `BUILDERS` (`python -m graphs.registry`
+rewrites its `graphs`), and a test checks the two match.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from langgraph.graph.state import CompiledStateGraph
 
@@ -34,11 +37,15 @@ from graphs.react_agent import ReActAgent
 from graphs.structured_output_agent import StructuredOutputReflectionAgent
 from graphs.text2cypher_flow import FLOWS, Text2CypherFlow
 from graphs.wikipedia_react_agent import WikipediaReActAgent
+from nodes.run_context import checked_context
 from nodes.tools.arithmetic import ARITHMETIC_TOOLS
 from nodes.tools.wikipedia import WikipediaTools
 from nodes.tools.wikipedia_backends import LocalCorpus
 from schemas.errors import ConfigurationError
 from schemas.extraction import CarCollection
+
+if TYPE_CHECKING:
+    from langgraph_sdk.runtime import ServerRuntime
 
 MODULE = "graphs.registry"  # also when run as `python -m graphs.registry`
 LANGGRAPH_JSON = Path(__file__).resolve().parents[1] / "langgraph.json"
@@ -50,6 +57,9 @@ class Servable(Protocol):
 
     @property
     def graph(self) -> CompiledStateGraph[Any, Any, Any, Any]: ...
+
+    @property
+    def context_schema(self) -> type[Any]: ...
 
 
 def wikipedia_from_env() -> WikipediaTools:
@@ -93,9 +103,25 @@ def graph(name: str) -> CompiledStateGraph[Any, Any, Any, Any]:
     return agent(name).graph
 
 
-def _factory(name: str) -> Callable[[], CompiledStateGraph[Any, Any, Any, Any]]:
-    def factory() -> CompiledStateGraph[Any, Any, Any, Any]:
-        return graph(name)
+#: What LangGraph's server itself may put in a run's context: it copies a client's `config.configurable`
+#: there (thread and run ids, headers, its own keys), so these are not settings the client got wrong.
+SERVER_KEYS = {"thread_id", "run_id", "assistant_id", "graph_id", "user_id", "cron_id"}
+SERVER_PREFIXES = ("__", "langgraph_", "checkpoint_", "x-")
+
+
+def refuse_unknown_context(name: str, context: Any) -> None:
+    """Refuse a run context with a field graph `name` does not have (or a value that does not fit),
+    naming the fields it has, before the run starts: LangGraph's server drops unknown fields silently."""
+    if isinstance(context, dict):
+        sent = {k: v for k, v in context.items() if k not in SERVER_KEYS and not str(k).startswith(SERVER_PREFIXES)}
+        checked_context(agent(name).context_schema, sent)
+
+
+def _factory(name: str) -> Callable[..., CompiledStateGraph[Any, Any, Any, Any]]:
+    def factory(runtime: ServerRuntime | None = None) -> CompiledStateGraph[Any, Any, Any, Any]:
+        built = graph(name)
+        refuse_unknown_context(name, getattr(runtime, "context", None))  # set for a run only
+        return built
 
     factory.__name__ = factory.__qualname__ = name
     factory.__doc__ = f"The {name} graph, for LangGraph server (`{MODULE}:{name}` in langgraph.json)."

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from typing_extensions import Unpack
 
 from nodes.checkpoints import INTERRUPT, paused_on, resume_plan
+from nodes.common.reply import REPLY_NODE
 from nodes.run_context import checked_context
 from nodes.run_limits import limits_of
 from schemas.run_result import RunResult
@@ -120,7 +121,8 @@ class _Run(Generic[ResultT]):
             self.state = chunk
             return None
         for node, update in chunk.items():
-            if node != INTERRUPT:
+            # `reply` says the result again, as a message: step hooks hear the steps, `log_result` the result
+            if node not in (INTERRUPT, REPLY_NODE):
                 self._report(node, update or {})
         return None
 

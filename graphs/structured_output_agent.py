@@ -81,6 +81,8 @@ class StructuredOutputReflectionAgent(ActionLoopAgent[ExtractionResult]):
     def _run_tool(self, state: ReflexionState) -> ToolRun:
         return run_validation(self.output_schema, RawExtraction.model_validate(state["parsed_action"]))
 
+    done_label = "valid output"
+
     def _done(self, outcome: ToolOutcome) -> str | None:
         return "validated" if outcome.error is None else None
 

@@ -1,10 +1,13 @@
 """The text-to-Cypher flows as data: one short builder per flow over the shared steps, one registry.
 
-naive:          guardrail -> generate -> map_values -> execute -> summarize
+naive:          guardrail -> generate -> map_values -> execute -> summarize -> reply
 retry:          ... execute -(error)-> correct -> map_values -> execute ...
 retry_evaluate: ... execute -> evaluate -(poor rows)-> correct ...; a corrected query the
                 evaluator accepts is stored as a new few-shot example
 planner:        guardrail -> plan -> subquery x N (parallel, `Send`) -> check -> (next round) -> summarize
+
+Every flow ends in `reply`, which says the answer as an AI message (a run refused or stopped early
+goes there straight), and every conditional edge is drawn with what takes it (`labelled`).
 
 A flow is its wiring: the steps it runs, the routers (`nodes.text2cypher.routes`) that join them,
 and what that wiring lets the steps several flows share do (`corrects`, `evaluates`, handed to them
@@ -20,6 +23,8 @@ from typing import Any, Protocol, TypeAlias, get_args
 
 from langgraph.graph import END, START, StateGraph
 
+from graphs.labelled_routes import Exits, labelled
+from nodes.common.reply import REPLY_NODE
 from nodes.text2cypher import planner, routes, steps
 from nodes.text2cypher.context import FlowContext
 from schemas.run_context import Text2CypherContext
@@ -38,14 +43,23 @@ class Node(Protocol):
 @dataclass(frozen=True)
 class Wiring:
     """What a builder takes from the flow object: the first node (it records the run's settings),
-    and `node`, which makes a step a node that runs with the run's `FlowContext`."""
+    `node`, which makes a step a node that runs with the run's `FlowContext`, and the last node,
+    `reply` (the answer message, from the flow's typed result)."""
 
     start: Node
     node: Callable[[Step], Node]
+    reply: Node
 
 
-def opening(wire: Wiring, after_guardrail: Callable[[Any], str]) -> Graph:
-    """The part every flow shares: `start`, then the guardrail, which `after_guardrail` leaves."""
+def route(graph: Graph, source: str, router: Callable[[Any], Any], exits: Exits) -> None:
+    """`source`'s conditional edge, each exit drawn with its label; `"__end__"` leads to `reply`."""
+    exits = {chosen: (label, REPLY_NODE if node == END else node) for chosen, (label, node) in exits.items()}
+    graph.add_conditional_edges(source, *labelled(router, exits))
+
+
+def opening(wire: Wiring, onward: str, after_guardrail: Callable[[Any], str]) -> Graph:
+    """The part every flow shares: `start`, then the guardrail, which `after_guardrail` leaves for
+    `onward`; and the end, `reply`."""
     graph: Graph = StateGraph(
         Text2CypherState,
         context_schema=Text2CypherContext,
@@ -54,16 +68,27 @@ def opening(wire: Wiring, after_guardrail: Callable[[Any], str]) -> Graph:
     )
     graph.add_node("start", wire.start)  # needs neither model nor database
     graph.add_node("guardrail", wire.node(steps.guardrail))
+    graph.add_node(REPLY_NODE, wire.reply)
     graph.add_edge(START, "start")
-    graph.add_conditional_edges("start", routes.after_start)
-    graph.add_conditional_edges("guardrail", after_guardrail)
+    route(graph, "start", routes.after_start, {"guardrail": ("question", "guardrail"), END: ("empty question", END)})
+    route(
+        graph,
+        "guardrail",
+        after_guardrail,
+        {onward: ("in scope", onward), END: ("out of scope, model error, database down", END)},
+    )
+    graph.add_edge(REPLY_NODE, END)
     return graph
+
+
+#: A query drafted or corrected runs; none written (budget, a model error) goes to the summary.
+QUERY_WRITTEN: Exits = {"map_values": ("query written", "map_values"), "summarize": ("no query", "summarize")}
 
 
 def one_query(wire: Wiring) -> Graph:
     """The opening, then generate -> map_values -> execute and the summary; `execute`'s exit is the
     builder's to wire. A query written (drafted or corrected) runs, unless writing it stopped the run."""
-    graph = opening(wire, routes.after_guardrail)
+    graph = opening(wire, "generate", routes.after_guardrail)
     for name, step in (
         ("generate", steps.generate),
         ("map_values", steps.map_values),
@@ -71,53 +96,82 @@ def one_query(wire: Wiring) -> Graph:
         ("summarize", steps.summarize),
     ):
         graph.add_node(name, wire.node(step))
-    graph.add_conditional_edges("generate", routes.after_query_written)
+    route(graph, "generate", routes.after_query_written, QUERY_WRITTEN)
     graph.add_edge("map_values", "execute")
-    graph.add_edge("summarize", END)
+    graph.add_edge("summarize", REPLY_NODE)
     return graph
 
 
 def build_naive(wire: Wiring) -> Graph:
     """One query, summarised; a failed one is reported, never corrected."""
     graph = one_query(wire)
-    graph.add_conditional_edges("execute", routes.to_summary)
+    route(graph, "execute", routes.to_summary, {"summarize": ("rows or error", "summarize")})
     return graph
 
 
 def with_correction(graph: Graph, wire: Wiring) -> Graph:
     """A `correct` node, whose rewritten query goes through value mapping and runs again."""
     graph.add_node("correct", wire.node(steps.correct))
-    graph.add_conditional_edges("correct", routes.after_query_written)
+    route(graph, "correct", routes.after_query_written, QUERY_WRITTEN)
     return graph
 
 
 def build_retry(wire: Wiring) -> Graph:
     """A database error goes to `correct`, whose query runs again, while retries and budget allow."""
     graph = with_correction(one_query(wire), wire)
-    graph.add_conditional_edges("execute", routes.after_execute)
+    route(
+        graph,
+        "execute",
+        routes.after_execute,
+        {"correct": ("database error", "correct"), "summarize": ("rows, or no retry left", "summarize")},
+    )
     return graph
 
 
 def build_retry_evaluate(wire: Wiring) -> Graph:
     """As retry, and rows that ran are judged first: poor ones go to `correct` too."""
     graph = with_correction(one_query(wire), wire)
-    graph.add_conditional_edges("execute", routes.after_execute_evaluating)
     graph.add_node("evaluate", wire.node(steps.evaluate))
-    graph.add_conditional_edges("evaluate", routes.after_evaluate)
+    route(
+        graph,
+        "execute",
+        routes.after_execute_evaluating,
+        {
+            "evaluate": ("rows", "evaluate"),
+            "correct": ("database error", "correct"),
+            "summarize": ("error, no retry left", "summarize"),
+        },
+    )
+    route(
+        graph,
+        "evaluate",
+        routes.after_evaluate,
+        {"correct": ("poor rows", "correct"), "summarize": ("rows accepted, or no retry left", "summarize")},
+    )
     return graph
 
 
 def build_planner(wire: Wiring) -> Graph:
     """Sub-questions fetched in parallel, checked, and fetched again for what is missing."""
-    graph = opening(wire, routes.after_guardrail_planning)
+    graph = opening(wire, "plan", routes.after_guardrail_planning)
     graph.add_node("plan", wire.node(planner.plan))
     graph.add_node("subquery", wire.node(planner.subquery))
     graph.add_node("check", wire.node(planner.check))
     graph.add_node("summarize", wire.node(planner.summarize_plan))
-    graph.add_conditional_edges("plan", routes.fan_out, ["subquery", "summarize"])
+    route(
+        graph,
+        "plan",
+        routes.fan_out,
+        {"subquery": ("each sub-question, in parallel", "subquery"), "summarize": ("nothing to fetch", "summarize")},
+    )
     graph.add_edge("subquery", "check")
-    graph.add_conditional_edges("check", routes.fan_out, ["subquery", "summarize"])
-    graph.add_edge("summarize", END)
+    route(
+        graph,
+        "check",
+        routes.fan_out,
+        {"subquery": ("each missing piece, in parallel", "subquery"), "summarize": ("enough", "summarize")},
+    )
+    graph.add_edge("summarize", REPLY_NODE)
     return graph
 
 

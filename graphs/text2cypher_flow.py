@@ -25,6 +25,7 @@ from graphs.runner import ResumeOptions, Runner, RunOptions
 from graphs.text2cypher_builders import FLOW_BUILDERS, Node, Step, Wiring
 from graphs.text2cypher_builders import FLOWS as FLOWS  # the registry's names; the CLI takes them from here
 from nodes.checkpoints import DURABLE, resolve_checkpointer
+from nodes.common.reply import reply_update
 from nodes.graphdb.connect import opened
 from nodes.graphdb.demo_data import is_movies_graph
 from nodes.graphdb.locations import default_connection_args
@@ -229,11 +230,15 @@ class Text2CypherFlow:
             limits = self._run_limits(current_context(Text2CypherContext))
         return {**steps.start(state), "run_context": with_limits(started_context(graph), limits)}
 
+    def _reply(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        """The last node: the answer message and output fields, from the typed result `ask` returns."""
+        return reply_update(self.result(dict(state)), state.get("stop_reason"))
+
     # -- graphs ----------------------------------------------------------------
 
     def build_graph(self) -> CompiledStateGraph[Any, Any, Any, Any]:
         """The graph the flow's builder wires, over this flow's nodes."""
-        graph = FLOW_BUILDERS[self.flow].build(Wiring(start=self._start, node=self._node))
+        graph = FLOW_BUILDERS[self.flow].build(Wiring(start=self._start, node=self._node, reply=self._reply))
         return graph.compile(checkpointer=self.checkpointer, name=self.graph_name)
 
     @property

@@ -108,6 +108,8 @@ class WikipediaReActAgent(ActionLoopAgent[ReActResult]):
         action = ReActAction.model_validate(state["parsed_action"])
         return run_wikipedia_action(self.tools, action, cast(WikipediaReActState, state))
 
+    done_label = "finish called"
+
     def _done(self, outcome: ToolOutcome) -> str | None:
         return "finished" if outcome.detail.get("tool") == FINISH else None
 

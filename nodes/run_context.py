@@ -115,8 +115,15 @@ def _merged_context(schema: type[C]) -> C:
 
 def checked_context(schema: type[BaseModel], context: Any) -> Any:
     """`context` as given, once it fits `schema`; a value that does not is a `ConfigurationError`
-    naming the field (LangGraph would raise pydantic's own error from inside the run)."""
+    naming the field, and a field the schema does not have is named with the fields it has
+    (LangGraph would raise pydantic's own error from inside the run; its server drops the field)."""
     if isinstance(context, dict):
+        unknown = sorted(str(key) for key in context if key not in schema.model_fields)
+        if unknown:
+            raise ConfigurationError(
+                f"unknown run context field{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; "
+                f"the fields are: {', '.join(schema.model_fields)}"
+            )
         try:
             schema.model_validate(context)
         except ValidationError as e:

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from schemas.reflexion import StopReason, TokenUsage
+from schemas.reply_text import stop_words
 from schemas.run_result import RunResult
 
 
@@ -43,6 +44,14 @@ class ExtractionResult(RunResult):
             return f"Stopped: {self.stop_reason}\nNo valid output: {self.error}"
         value = self.value.model_dump(mode="json") if isinstance(self.value, BaseModel) else self.value
         return f"Stopped: {self.stop_reason}\n{json.dumps(value, ensure_ascii=False, indent=1)}"
+
+    def reply_text(self) -> str:
+        """The validated object as JSON (the whole message, so a client can parse it), or why none
+        validated."""
+        if self.ok:
+            value = self.value.model_dump(mode="json") if isinstance(self.value, BaseModel) else self.value
+            return json.dumps(value, ensure_ascii=False, indent=2)
+        return f"No valid output: {self.error}\n\nStopped: {stop_words(self.stop_reason)}."
 
 
 class Car(BaseModel):

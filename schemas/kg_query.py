@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
@@ -41,6 +41,9 @@ KGQueryStopReason = Literal[StopReason, "rejected"]
 
 class KGQueryResult(ReflexionAgentResult):
     """`ReflexionAgentResult` with the knowledge-graph agent's stop reasons."""
+
+    action_noun: ClassVar[str] = "query"
+    action_language: ClassVar[str] = "cypher"
 
     stop_reason: str | None = Field(
         description="Why the run stopped: a `KGQueryStopReason`, or a reason of a subclass's own."

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from schemas.reflexion import ReflexionState, StopReason, TokenUsage
+from schemas.reply_text import stop_words
 from schemas.run_result import RunResult
 
 
@@ -69,3 +70,13 @@ class ReActResult(RunResult):
     def summary(self) -> str:
         sources = f"\nsources: {', '.join(self.sources)}" if self.sources else ""
         return f"Stopped: {self.stop_reason}\n{self.answer}{sources}"
+
+    def reply_text(self) -> str:
+        """The final answer (and its sources); without one, the best observation so far, said as such,
+        and why the run stopped."""
+        sources = f"\n\nSources: {', '.join(self.sources)}" if self.sources else ""
+        if self.finished:
+            return f"{self.answer}{sources}"
+        best = f"No final answer. The best observation so far:\n\n{self.answer}" if self.answer else "No answer."
+        error = f" ({self.error})" if self.error else ""
+        return f"{best}{sources}\n\nStopped: {stop_words(self.stop_reason)}{error}."

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
+from schemas.reply_text import fenced, markdown_table, stop_words
 from schemas.run_result import RunResult
 
 StopReason = Literal[
@@ -94,6 +95,11 @@ class ReflexionState(TypedDict, total=False):
     stop_reason: str | None  # a `StopReason`, or one the agent declares in its own schema
     error: str | None
     usage: dict[str, int]  # TokenUsage of this run
+    # written by the last node, `reply`, with the answer message (`RunResult.reply_fields`)
+    answer: str | None
+    query: str | None
+    columns: list[str] | None
+    rows: list[list[Any]] | None
 
 
 class ReflexionInput(TypedDict, total=False):
@@ -106,8 +112,13 @@ class ReflexionInput(TypedDict, total=False):
 
 
 class ReflexionOutput(TypedDict, total=False):
-    """What a run returns: the memory, why it stopped, and every step's outcome and cost."""
+    """What a run returns: the answer (also the text of the last message, an `AIMessage`), what it is
+    based on, the memory, why it stopped, and every step's outcome and cost."""
 
+    answer: str | None
+    query: str | None
+    columns: list[str] | None
+    rows: list[list[Any]] | None
     messages: Annotated[list[AnyMessage], add_messages]
     question: str
     stop_reason: str | None
@@ -120,6 +131,10 @@ class ReflexionOutput(TypedDict, total=False):
 
 class ReflexionAgentResult(RunResult):
     """The end of one run: the answer that was actually executed, its result, and why it stopped."""
+
+    #: How the answer message names the action, and the language its code block is marked with.
+    action_noun: ClassVar[str] = "action"
+    action_language: ClassVar[str] = ""
 
     answer: str | None = Field(description="The executed action chosen as the answer (a query).")
     tool_result: list[list[Any]] | None = Field(description="Rows (or output) of that action.")
@@ -169,6 +184,36 @@ class ReflexionAgentResult(RunResult):
         if len(self.tool_result) > ROWS_SHOWN:
             lines.append(f"  ... {len(self.tool_result) - ROWS_SHOWN} more")
         return "\n".join(lines)
+
+    def reply_text(self) -> str:
+        """The action that answers, its rows as a Markdown table (capped, the row cap's cut said), and
+        why the run stopped, in plain words."""
+        noun = self.action_noun
+        parts = []
+        if self.answer is None:
+            parts.append(f"No {noun} ran." + (f" {self.error}" if self.error else ""))
+        else:
+            said = f"The {noun} that answers:" if self.tool_result is not None else f"The last {noun} tried:"
+            parts += [said, fenced(self.answer, self.action_language)]
+            parts.append(self._result_text())
+        parts.append(f"Stopped: {stop_words(self.stop_reason)} (after {self.steps} step{'s' * (self.steps != 1)}).")
+        return "\n\n".join(parts)
+
+    def _result_text(self) -> str:
+        """What the answering action returned: its rows as a table, else the text a tool without rows
+        (biochatter's plain `ToolMessage`) answered with, else its error."""
+        if self.tool_result is None:
+            return f"It failed: {self.error}"
+        if not self.tool_result and not self.columns:
+            ran = [o for o in self.outcomes if o.executed and o.action == self.answer and o.error is None]
+            if ran and ran[-1].content.strip():
+                return "It returned:\n\n" + fenced(ran[-1].content.strip())
+        return markdown_table(self.columns, self.tool_result, self.truncated)
+
+    def reply_fields(self) -> dict[str, Any]:
+        rows = self.tool_result
+        columns = self.columns if rows is not None else None
+        return {"answer": self.reply_text(), "query": self.answer, "columns": columns, "rows": rows}
 
 
 @dataclass

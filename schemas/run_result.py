@@ -30,6 +30,17 @@ class RunResult(BaseModel):
         """The result in plain words, as the command line prints it (each result type says it)."""
         raise NotImplementedError(f"{type(self).__name__} has no summary")
 
+    def reply_text(self) -> str:
+        """The answer as a chat shows it: the text of the `AIMessage` every run ends with (each result
+        type says it; `schemas.reply_text` has the shared pieces)."""
+        raise NotImplementedError(f"{type(self).__name__} has no reply text")
+
+    def reply_fields(self) -> dict[str, Any]:
+        """The output fields a client reads at the top level, instead of digging in the steps: `answer`
+        (the answer in words), and `query`, `columns`, `rows` (what it is based on; None where no
+        query ran or the agent runs none)."""
+        return {"answer": self.reply_text(), "query": None, "columns": None, "rows": None}
+
 
 class QueryAnswer(Protocol):
     """What a question answered with a database query comes to, for the evaluation to score:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field, field_validator
 from typing_extensions import TypedDict
 
 from schemas.constants import Flow as Flow  # the flows' names, in a module the CLI's parser reads cheaply
 from schemas.reflexion import TokenUsage
+from schemas.reply_text import stop_words
 from schemas.run_result import RunResult
 
 FlowStopReason = Literal[
@@ -115,6 +118,7 @@ def add_or_reset(left: list[dict[str, Any]] | None, right: list[dict[str, Any]] 
 class Text2CypherState(TypedDict, total=False):
     """The flows' state. Lists of attempts hold plain dicts (`Attempt` dumps) so any checkpointer stores them."""
 
+    messages: Annotated[list[AnyMessage], add_messages]  # each question and the answer message of its run
     question: str
     schema_text: str
     examples: list[dict[str, str]]
@@ -132,23 +136,34 @@ class Text2CypherState(TypedDict, total=False):
     suggestions: list[str]
     learned: bool
     error: str | None
+    # written by the last node, `reply`, with the answer message (`Text2CypherResult.reply_fields`)
+    query: str | None
+    columns: list[str] | None
+    rows: list[list[Any]] | None
     # the iterative planner
     round: int
     pending: list[str]  # sub-questions the next round fetches
     subanswers: Annotated[list[dict[str, Any]], add_or_reset]  # filled in parallel by `Send`
 
 
-class Text2CypherInput(TypedDict):
-    """What a flow takes: one question in plain language."""
+class Text2CypherInput(TypedDict, total=False):
+    """What a flow takes: one question in plain language, as `question` or as a user message (what
+    LangGraph Studio and chat clients send)."""
 
     question: str
+    messages: Annotated[list[AnyMessage], add_messages]
 
 
 class Text2CypherOutput(TypedDict, total=False):
-    """What a flow returns: the answer, why it stopped, every query it ran and what it cost."""
+    """What a flow returns: the answer (the last message, an `AIMessage`, says it too), the query it
+    is based on and its rows, why it stopped, every query it ran and what it cost."""
 
-    question: str
     answer: str | None
+    query: str | None
+    columns: list[str] | None
+    rows: list[list[Any]] | None
+    messages: Annotated[list[AnyMessage], add_messages]
+    question: str
     stop_reason: FlowStopReason | None
     attempts: list[dict[str, Any]]
     subanswers: Annotated[list[dict[str, Any]], add_or_reset]
@@ -180,6 +195,25 @@ class Text2CypherResult(RunResult):
     @property
     def answered(self) -> bool:
         return self.stop_reason == "answered"
+
+    def reply_text(self) -> str:
+        """The answer in words; a run that did not answer also says why it stopped (a refusal says it
+        itself, with the questions the graph can answer)."""
+        if self.answered and self.answer:
+            return self.answer
+        said = self.answer or "No answer." + (f" {self.error}" if self.error else "")
+        if self.stop_reason == "refused":
+            return said
+        return f"{said}\n\nStopped: {stop_words(self.stop_reason)}."
+
+    def reply_fields(self) -> dict[str, Any]:
+        ran = self.cypher is not None and self.query_ran
+        return {
+            "answer": self.answer,
+            "query": self.cypher,
+            "columns": self.columns if ran else None,
+            "rows": self.rows if ran else None,
+        }
 
     @property
     def query(self) -> str | None:

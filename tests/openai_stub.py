@@ -35,7 +35,35 @@ class OpenAIStub(LoopbackServer):
 
     def handle(self, request: BaseHTTPRequestHandler, body: Any) -> None:
         self.requests.append(body)
-        request.wfile.write(self.start_json(request, self._completion(body)))
+        completion = self._completion(body)
+        if not body.get("stream"):
+            request.wfile.write(self.start_json(request, completion))
+            return
+        # A streamed reply, as OpenAI sends it when a client streams (LangGraph's `messages` stream
+        # mode makes chat models stream): server-sent events of chunks, then [DONE].
+        request.send_response(200)
+        request.send_header("Content-Type", "text/event-stream")
+        request.end_headers()
+        for chunk in self._chunks(completion, (body.get("stream_options") or {}).get("include_usage")):
+            request.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        request.wfile.write(b"data: [DONE]\n\n")
+
+    @staticmethod
+    def _chunks(completion: dict[str, Any], usage: bool) -> list[dict[str, Any]]:
+        """`completion` as the chunks of a stream: the role and text, each tool call whole, the finish."""
+        choice = completion["choices"][0]
+        message = choice["message"]
+        delta: dict[str, Any] = {"role": "assistant", "content": message.get("content") or ""}
+        if message.get("tool_calls"):
+            delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]
+        head = {key: completion[key] for key in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+        chunks = [
+            {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+            {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
+        ]
+        if usage:
+            chunks.append({**head, "choices": [], "usage": completion["usage"]})
+        return chunks
 
     @staticmethod
     def _tool_call(name: str, args: Any) -> dict[str, Any]:

@@ -69,7 +69,8 @@ def test_graphs_lists_registered_and_stored_graphs(capsys, data_dir):
 def test_draw_writes_mermaid_and_refuses_unknown_graphs(tmp_path, capsys):
     target = tmp_path / "planner.mmd"
     assert main(["draw", "text2cypher_planner", str(target)]) == 0
-    assert "subquery" in target.read_text() and "check -.-> subquery" in target.read_text()
+    drawn = target.read_text()
+    assert "check -. &nbsp;each missing piece, in parallel&nbsp; .-> subquery" in drawn  # the fan-out, labelled
     assert main(["draw", "no_such_graph", str(tmp_path / "x.mmd")]) == 2
     assert "unknown graph 'no_such_graph'" in capsys.readouterr().err
 
@@ -142,7 +143,7 @@ def test_draw_refuses_a_file_it_cannot_write_and_writes_mermaid_text_for_mmd(tmp
     gif, mmd = tmp_path / "kg.gif", tmp_path / "kg.mmd"
     assert main(["draw", "kg_reflexion", str(gif)]) == 2 and not gif.exists()
     assert ".png, .svg, .mmd, .md" in capsys.readouterr().err
-    assert main(["draw", "kg_reflexion", str(mmd)]) == 0 and "draft -.-> execute_tool" in mmd.read_text()
+    assert main(["draw", "kg_reflexion", str(mmd)]) == 0 and "draft -. &nbsp;query drafted" in mmd.read_text()
 
 
 def test_every_reflexion_command_in_the_readme_parses_as_written():

@@ -48,7 +48,8 @@ def test_threads_lists_every_kept_run_newest_first_with_its_status(kept, capsys)
 def test_threads_show_and_delete_one_run(kept, capsys):
     assert main(["threads", "show", "finished-run", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
-    assert shown["answer"] == TOM_HANKS_QUERY and shown["steps"] == 1
+    assert shown["query"] == TOM_HANKS_QUERY and shown["steps"] == 1
+    assert TOM_HANKS_QUERY in shown["answer"] and "| Cast Away |" in shown["answer"]  # the answer message's text
     assert main(["threads", "delete", "killed-run"]) == 0
     assert main(["threads", "show", "killed-run"]) == 2
     assert "no run is stored in thread 'killed-run'" in capsys.readouterr().err

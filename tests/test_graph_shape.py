@@ -16,8 +16,8 @@ from graphs import registry
 ROOT = Path(__file__).resolve().parents[1]
 
 
-ENGINE_NODES = {"__start__", "draft", "execute_tool", "revise", "__end__"}
-FLOW_NODES = {"__start__", "start", "guardrail", "generate", "map_values", "execute", "summarize", "__end__"}
+ENGINE_NODES = {"__start__", "draft", "execute_tool", "revise", "reply", "__end__"}
+FLOW_NODES = {"__start__", "start", "guardrail", "generate", "map_values", "execute", "summarize", "reply", "__end__"}
 EXPECTED_NODES = {
     "kg_reflexion": ENGINE_NODES,
     "react_wikipedia": ENGINE_NODES,
@@ -26,7 +26,17 @@ EXPECTED_NODES = {
     "text2cypher_naive": FLOW_NODES,
     "text2cypher_retry": FLOW_NODES | {"correct"},
     "text2cypher_retry_evaluate": FLOW_NODES | {"correct", "evaluate"},
-    "text2cypher_planner": {"__start__", "start", "guardrail", "plan", "subquery", "check", "summarize", "__end__"},
+    "text2cypher_planner": {
+        "__start__",
+        "start",
+        "guardrail",
+        "plan",
+        "subquery",
+        "check",
+        "summarize",
+        "reply",
+        "__end__",
+    },
 }
 
 
@@ -44,7 +54,8 @@ def test_each_langgraph_json_entry_builds_a_compiled_graph_without_a_model_or_da
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     module_name, _, variable = registry.langgraph_graphs()[name].partition(":")  # module syntax: any directory
     factory = importlib.import_module(module_name).__dict__[variable]  # as LangGraph's loader reads it
-    assert callable(factory) and not inspect.signature(factory).parameters  # a zero-argument graph factory
+    # a graph factory that takes the server's runtime if given (tests/test_langgraph_server.py)
+    assert all(p.default is None for p in inspect.signature(factory).parameters.values())
     graph = factory()
     assert set(graph.get_graph().nodes) == EXPECTED_NODES[name]
     assert factory() is graph is registry.graph(name)  # built once
@@ -66,10 +77,54 @@ def test_an_unknown_name_is_a_configuration_error_naming_the_graphs():
         registry.graph("nope")
 
 
-def test_the_picture_shows_the_loop_and_every_way_out():
+def labelled_edges(graph) -> dict[tuple[str, str], str | None]:
+    return {(e.source, e.target): e.data for e in graph.get_graph().edges if e.conditional}
+
+
+def test_the_picture_shows_the_loop_and_every_way_out_each_labelled_with_what_takes_it():
     graph = registry.graph("kg_reflexion")
-    edges = {(e.source, e.target, e.conditional) for e in graph.get_graph().edges}
-    assert ("__start__", "draft", False) in edges
-    assert ("revise", "execute_tool", True) in edges and ("revise", "__end__", True) in edges
-    assert ("execute_tool", "revise", True) in edges and ("draft", "execute_tool", True) in edges
-    assert "revise -.-> execute_tool" in graph.get_graph().draw_mermaid()
+    edges = labelled_edges(graph)
+    assert set(edges) == {
+        ("draft", "execute_tool"),
+        ("draft", "reply"),
+        ("execute_tool", "revise"),
+        ("execute_tool", "reply"),
+        ("revise", "execute_tool"),
+        ("revise", "reply"),
+    }
+    assert all(edges.values()), edges  # no conditional edge is left unlabelled
+    assert edges["revise", "execute_tool"] == "revise"
+    stops = edges["revise", "reply"]
+    assert all(words in stops for words in ("score > 7", "non-empty result", "step limit", "no progress"))
+    assert "rejected by the reviewer" in edges["execute_tool", "reply"]
+    unconditional = {(e.source, e.target) for e in graph.get_graph().edges if not e.conditional}
+    assert unconditional == {("__start__", "draft"), ("reply", "__end__")}  # every run ends with the answer
+    assert "revise -. &nbsp;revise&nbsp; .-> execute_tool" in graph.get_graph().draw_mermaid()
+
+
+def test_the_labels_say_the_agents_own_threshold_and_stop_rule():
+    from graphs.kg_query_agent import KGQueryReflexionAgent
+
+    agent = KGQueryReflexionAgent(
+        lambda: None, score_threshold=8.5, trust_non_empty_result=False, connection_args={}, checkpointer=None
+    )
+    stops = labelled_edges(agent.graph)["revise", "reply"]
+    assert "score > 8.5" in stops and "unscored non-empty result" in stops and "score > 7" not in stops
+
+
+@pytest.mark.parametrize("flow", ["text2cypher_naive", "text2cypher_retry", "text2cypher_retry_evaluate"])
+def test_every_flow_edge_is_labelled_and_every_way_out_passes_the_answer_node(flow):
+    graph = registry.graph(flow)
+    edges = labelled_edges(graph)
+    assert all(edges.values()), edges
+    assert edges["start", "reply"] == "empty question" and "out of scope" in edges["guardrail", "reply"]
+    assert {(e.source, e.target) for e in graph.get_graph().edges if e.target == "__end__"} == {("reply", "__end__")}
+    if flow != "text2cypher_naive":
+        assert edges["execute", "correct"] == "database error"
+
+
+def test_the_planner_picture_shows_the_parallel_fan_out():
+    edges = labelled_edges(registry.graph("text2cypher_planner"))
+    assert edges["plan", "subquery"] == "each sub-question, in parallel"
+    assert edges["check", "subquery"] == "each missing piece, in parallel"
+    assert edges["check", "summarize"] == "enough" and edges["plan", "summarize"] == "nothing to fetch"

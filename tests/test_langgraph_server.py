@@ -4,7 +4,9 @@ database the session's embedded FalkorDB."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -23,12 +25,22 @@ from tests.helpers import TOM_HANKS_QUERY, graph_fingerprint
 from tests.openai_stub import OpenAIStub, tool_names
 
 OTHER_QUERY = "MATCH (m:Movie {title: 'The Matrix'})<-[:DIRECTED]-(p:Person) RETURN p.name AS director"
+FLOW_REPLIES = {
+    "GuardrailDecision": {"answerable": True, "reason": "movies"},
+    "CypherQuery": {"cypher": TOM_HANKS_QUERY},
+    "Evaluation": {"ok": True},
+    "Summary": {"answer": "Tom Hanks acted in 12 movies, among them Cast Away."},
+}
 
 
 def model_reply(request: dict[str, Any]) -> dict[str, Any]:
-    """A knowledge-graph model for the KG agent and a calculator for the ReAct agent."""
+    """A knowledge-graph model for the KG agent and the flows, and a calculator for the ReAct agent."""
     tools = tool_names(request)
     last = request["messages"][-1]
+    choice = request.get("tool_choice")
+    forced = choice["function"]["name"] if isinstance(choice, dict) else None
+    if forced in FLOW_REPLIES:  # a flow's structured step
+        return {"tool": forced, "args": FLOW_REPLIES[forced]}
     if "GenerateQuery" in tools:
         asked = [m["content"] for m in request["messages"] if m["role"] == "user"][-1]
         query = OTHER_QUERY if "Matrix" in asked else TOM_HANKS_QUERY
@@ -101,13 +113,17 @@ def test_every_registered_graph_is_served_with_input_output_and_context_schemas(
     assert graphs == set(registry.names())
     kg = client.assistants.get_schemas(assistant(client, "kg_reflexion"))
     assert set(kg["input_schema"]["properties"]) == {"messages", "question", "prompt"}
-    assert {"stop_reason", "outcomes", "usage"} <= set(kg["output_schema"]["properties"])
+    assert {"answer", "query", "columns", "rows", "stop_reason", "outcomes", "usage"} <= set(
+        kg["output_schema"]["properties"]
+    )
     assert {"model", "database_url", "graph", "max_steps", "require_approval"} <= set(
         kg["context_schema"]["properties"]
     )
     flow = client.assistants.get_schemas(assistant(client, "text2cypher_retry_evaluate"))
-    assert list(flow["input_schema"]["properties"]) == ["question"]
-    assert {"answer", "stop_reason", "attempts"} <= set(flow["output_schema"]["properties"])
+    assert set(flow["input_schema"]["properties"]) == {"question", "messages"}  # a chat client sends messages
+    assert {"answer", "query", "rows", "messages", "stop_reason", "attempts"} <= set(
+        flow["output_schema"]["properties"]
+    )
     assert {"max_llm_calls", "database_url"} <= set(flow["context_schema"]["properties"])
 
 
@@ -188,7 +204,11 @@ def test_the_react_agent_answers_through_the_server_with_a_per_run_step_limit(se
     react = "react_tools"  # a graph's name serves as its default assistant, as the README shows
     output = client.runs.wait(thread, react, input={"messages": [{"role": "user", "content": "What is 6 times 7?"}]})
     assert output["stop_reason"] == "finished" and output["outcomes"][-1]["content"] == "42"
-    assert set(output) <= {"messages", "question", "stop_reason", "steps", "outcomes", "last_score", "usage", "error"}
+    assert output["answer"] == "42" and output["messages"][-1] == {**output["messages"][-1], "type": "ai"}
+    assert set(output) <= {
+        *("messages", "question", "stop_reason", "steps", "outcomes", "last_score", "usage", "error"),
+        *("answer", "query", "columns", "rows"),
+    }
     # a run limited to one model turn by its context stops there, with the best answer so far
     client.runs.wait(
         thread,
@@ -239,3 +259,91 @@ def test_a_bad_run_context_reaches_a_plain_http_client_with_its_message(server):
     )
     assert "nosuchscheme" in answer.text and "An internal error occurred" not in answer.text, answer.text
     assert len(stub.requests) == asked  # no model was called
+
+
+def streamed_answer(client: Any, graph_id: str, question: str) -> tuple[str, dict[str, Any]]:
+    """What a chat client shows: the AI message chunks of the `messages-tuple` stream, joined, as
+    agent-chat-ui and Studio read them; and the run's output."""
+    thread = client.threads.create()["thread_id"]
+    said: dict[str, str] = {}
+    for part in client.runs.stream(
+        thread, graph_id, input={"messages": [{"role": "user", "content": question}]}, stream_mode="messages-tuple"
+    ):
+        if part.event == "messages":
+            message, _ = part.data
+            if message["type"] in ("ai", "AIMessageChunk") and isinstance(message["content"], str):
+                said[message["id"]] = said.get(message["id"], "") + message["content"]
+    shown = [text for text in said.values() if text]
+    return shown[-1] if shown else "", client.threads.get_state(thread)["values"]
+
+
+def test_a_chat_client_is_shown_each_graphs_answer_as_its_last_ai_message(server, movies_db):
+    url, _ = server
+    client = get_sync_client(url=url)
+    shown, state = streamed_answer(client, "kg_reflexion", "Which movies did Tom Hanks act in?")
+    assert f"```cypher\n{TOM_HANKS_QUERY}\n```" in shown and "| Cast Away |" in shown and "Stopped:" in shown
+    assert state["messages"][-1]["type"] == "ai" and state["messages"][-1]["content"] == shown == state["answer"]
+    assert ["Cast Away"] in state["rows"] and state["columns"] == ["title"] and state["query"] == TOM_HANKS_QUERY
+    shown, state = streamed_answer(client, "text2cypher_retry_evaluate", "Which movies did Tom Hanks act in?")
+    assert shown == FLOW_REPLIES["Summary"]["answer"] == state["answer"] and state["stop_reason"] == "answered"
+    assert [m["type"] for m in state["messages"]] == ["human", "ai"] and len(state["rows"]) == 12
+    shown, state = streamed_answer(client, "react_tools", "What is 6 times 7?")
+    assert shown == "42" == state["answer"]
+
+
+def test_an_unknown_context_field_is_refused_with_the_list_of_fields(server):
+    """Through the Python SDK and through plain HTTP, as curl sends it: the run is refused, by name."""
+    url, stub = server
+    client = get_sync_client(url=url)
+    asked = len(stub.requests)
+    thread = client.threads.create()["thread_id"]
+    with pytest.raises(Exception) as failed:
+        client.runs.wait(
+            thread,
+            "kg_reflexion",
+            input={"messages": [{"role": "user", "content": "Tom Hanks movies?"}]},
+            context={"foo": 1, "max_steps": 2},
+            raise_error=True,
+        )
+    said = str(failed.value)
+    assert "unknown run context field 'foo'" in said and "max_steps" in said and "database_url" in said, said
+    answer = httpx.post(
+        f"{url}/runs/wait",
+        json={"assistant_id": "text2cypher_naive", "input": {"question": "Tom Hanks?"}, "context": {"modle": "x"}},
+        timeout=60,
+    )
+    assert "unknown run context field 'modle'" in answer.text and "model" in answer.text, answer.text
+    assert len(stub.requests) == asked  # no model was called
+    # a known field still passes, and a legacy client's config.configurable (copied into the context by
+    # the server, with its own keys) is not refused
+    output = client.runs.wait(
+        None,
+        "react_tools",
+        input={"messages": [{"role": "user", "content": "What is 6 times 7?"}]},
+        config={"configurable": {"max_steps": 3}},
+    )
+    assert output["answer"] == "42"
+
+
+JS_CLIENT = Path(__file__).resolve().parent / "js"
+
+
+def test_the_javascript_sdk_sees_each_error_by_its_message_and_the_answer_message(server):
+    """The official JavaScript SDK (`make test` installs it where npm is), run under node: `runs.wait`
+    and a `messages-tuple` stream, as a web chat client uses them."""
+    if shutil.which("node") is None or not (JS_CLIENT / "node_modules" / "@langchain" / "langgraph-sdk").is_dir():
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the JavaScript SDK test: node, and `make test` installing tests/js")
+        pytest.skip("node or the JavaScript SDK is not installed (make test installs it where npm is)")
+    url, _ = server
+    done = subprocess.run(
+        ["node", "client_views.mjs", url], cwd=JS_CLIENT, capture_output=True, text=True, timeout=180, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    views = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "nosuchscheme" in views["waitBadDatabaseUrl"] and "ConfigurationError" in views["waitBadDatabaseUrl"]
+    assert "unknown run context field 'foo'" in views["waitUnknownField"] and "max_steps" in views["waitUnknownField"]
+    assert any("langchain-anthropic" in error for error in views["streamMissingProvider"]), views
+    every_error = [views["waitBadDatabaseUrl"], views["waitUnknownField"], *views["streamMissingProvider"]]
+    assert not any("An internal error occurred" in error for error in every_error), views
+    assert f"```cypher\n{TOM_HANKS_QUERY}\n```" in views["chat"] and "| Cast Away |" in views["chat"]

@@ -90,5 +90,11 @@ def test_runs_are_checkpointed_per_thread():
     saved = agent.graph.get_state({"configurable": {"thread_id": "t-1"}}).values
     assert saved["stop_reason"] == "non_empty_result"
     kinds = [type(m).__name__ for m in saved["messages"]]
-    assert kinds == ["HumanMessage", "AIMessage", "ToolMessage", "AIMessage", "ToolMessage"]
-    assert "loop stopped (non_empty_result)" in saved["messages"][-1].content
+    assert kinds == ["HumanMessage", "AIMessage", "ToolMessage", "AIMessage", "ToolMessage", "AIMessage"]
+    assert "loop stopped (non_empty_result)" in saved["messages"][-2].content
+    # the last message answers, in words a chat shows: the action that ran, its result, why it stopped
+    answer = saved["messages"][-1]
+    assert not answer.tool_calls and "```\n1+1\n```" in answer.content
+    assert "It returned:\n\n```\n2\n```" in answer.content  # a tool without rows: its text
+    assert answer.content.endswith("Stopped: the result was not empty (after 1 step).")
+    assert saved["answer"] == answer.content and saved["query"] == "1+1" and saved["rows"] == []

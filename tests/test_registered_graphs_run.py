@@ -3,9 +3,10 @@ with the model configured from the environment (here a local OpenAI-compatible s
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 
 from graphs import registry
 from nodes.keyed_cache import KeyedCache
@@ -21,6 +22,9 @@ def test_the_react_tools_graph_answers_a_message(monkeypatch):
         state = registry.graph("react_tools").invoke({"messages": [HumanMessage("What is 6 times 7?")]})
     assert state["stop_reason"] == "finished" and state["question"] == "What is 6 times 7?"
     assert state["outcomes"][-1]["content"] == "42"
+    # a chat client shows the last message: an AI message with the final answer, and the output says it too
+    last = state["messages"][-1]
+    assert isinstance(last, AIMessage) and last.content == "42" == state["answer"] and not last.tool_calls
 
 
 def test_the_structured_output_graph_extracts_from_a_message(monkeypatch):
@@ -35,6 +39,8 @@ def test_the_structured_output_graph_extracts_from_a_message(monkeypatch):
         )
     assert state["stop_reason"] == "validated"
     assert agent._parse_final_result(state).value.cars[0].power == 45
+    last = state["messages"][-1]  # the validated object as JSON, the whole message
+    assert isinstance(last, AIMessage) and json.loads(last.content) == cars and state["answer"] == last.content
     # the passage was wrapped in the extraction prompt before the model saw it
     assert "I own a Fiat Panda with 45Hp." in stub.requests[0]["messages"][1]["content"]
     assert "JSON schema" in stub.requests[0]["messages"][1]["content"]
@@ -67,6 +73,8 @@ def test_an_empty_message_ends_the_run_with_a_typed_stop_and_no_model_call():
     for inputs in ({"messages": [HumanMessage("   ")]}, {"messages": []}):
         state = graph.invoke(inputs)
         assert state["stop_reason"] == "invalid_input" and "no question" in state["error"]
+        assert isinstance(state["messages"][-1], AIMessage)  # the chat is told why, not left silent
+        assert "Stopped: there was no question to answer." in state["messages"][-1].content
     assert model.calls == []
 
 
@@ -89,14 +97,20 @@ def test_a_registered_text2cypher_flow_answers_through_chat_openai(monkeypatch, 
         monkeypatch.setenv("REFLEXION_DATA_DIR", str(falkordb_server.data_dir))
         state = registry.graph("text2cypher_retry_evaluate").invoke({"question": "Which movies did Tom Hanks act in?"})
         result = flow.result(state)
+        # as a chat client asks: a user message, no `question` field
+        chat = registry.graph("text2cypher_retry_evaluate").invoke(
+            {"messages": [{"role": "user", "content": "Which movies did Tom Hanks act in?"}]}
+        )
         flow.close()
     assert result.stop_reason == "answered" and len(result.rows) == 12 and result.mappings[0].mapped == "Tom Hanks"
-    assert [r["tool_choice"]["function"]["name"] for r in stub.requests] == [
-        "GuardrailDecision",
-        "CypherQuery",
-        "Evaluation",
-        "Summary",
-    ]
+    for run in (state, chat):
+        asked, answered = run["messages"]
+        assert isinstance(asked, HumanMessage) and asked.content == "Which movies did Tom Hanks act in?"
+        assert isinstance(answered, AIMessage) and answered.content == replies["Summary"]["answer"] == run["answer"]
+        assert run["query"] == result.cypher and len(run["rows"]) == 12 and run["columns"] == ["title"]
+    assert chat["question"] == "Which movies did Tom Hanks act in?" and chat["stop_reason"] == "answered"
+    calls = [r["tool_choice"]["function"]["name"] for r in stub.requests]
+    assert calls == ["GuardrailDecision", "CypherQuery", "Evaluation", "Summary"] * 2  # each run the same four
     assert (
         "Examples of questions and their Cypher on this graph:" in stub.requests[1]["messages"][0]["content"]
     )  # seeded store

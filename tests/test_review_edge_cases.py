@@ -27,15 +27,17 @@ def test_a_second_question_on_the_same_thread_is_a_fresh_run(movies_db):
     second = agent.execute("Meg Ryan movies?", thread_id="t")
     assert first.answer == TOM_HANKS_QUERY and second.answer == MEG_RYAN_QUERY
     assert second.steps == 1 and len(second.outcomes) == 1 and second.usage.llm_calls == 2
-    # The second draft saw the whole first exchange, as a well-formed tool conversation.
+    # The second draft saw the whole first exchange, as a well-formed tool conversation ending in its answer.
     assert [type(m).__name__ for m in model.calls[2][1:]] == [
         "HumanMessage",
         "AIMessage",
         "ToolMessage",
         "AIMessage",
         "ToolMessage",
+        "AIMessage",
         "HumanMessage",
     ]
+    assert TOM_HANKS_QUERY in model.calls[2][-2].content and not model.calls[2][-2].tool_calls
 
 
 def test_graph_invoked_directly_with_only_messages_runs(movies_db):

@@ -407,13 +407,13 @@ def test_each_flow_is_built_from_the_registry_and_its_flags_match_its_wiring():
     def never_run(state):
         raise AssertionError("built, not run")
 
-    wiring = Wiring(start=never_run, node=lambda step: never_run)  # no flow object: a builder needs only these
-    line = {"__start__", "start", "guardrail", "generate", "map_values", "execute", "summarize", "__end__"}
+    wiring = Wiring(start=never_run, node=lambda step: never_run, reply=never_run)  # a builder needs only these
+    line = {"__start__", "start", "guardrail", "generate", "map_values", "execute", "summarize", "reply", "__end__"}
     expected = {
         "naive": line,
         "retry": line | {"correct"},
         "retry_evaluate": line | {"correct", "evaluate"},
-        "planner": {"__start__", "start", "guardrail", "plan", "subquery", "check", "summarize", "__end__"},
+        "planner": {"__start__", "start", "guardrail", "plan", "subquery", "check", "summarize", "reply", "__end__"},
     }
     for name, builder in FLOW_BUILDERS.items():
         nodes = set(builder.build(wiring).compile().get_graph().nodes)

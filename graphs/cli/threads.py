@@ -1,7 +1,7 @@
 """`reflexion threads`: the runs kept in the durable checkpointer (`$REFLEXION_CHECKPOINTS`).
 
     reflexion threads [list] [--limit 20] [--json]   # newest first: thread, graph, status, time, question
-    reflexion threads show THREAD_ID [--json]       # one run: its question, status, steps, answer or error
+    reflexion threads show THREAD_ID [--json]       # one run: its question, status, steps, answer, query or error
     reflexion threads delete THREAD_ID              # forget it (its checkpoints and pending writes)
 
 A thread is read from its newest checkpoint through LangGraph's saver API, so every store the
@@ -48,7 +48,8 @@ def summary(saved: Any) -> dict[str, Any]:
         "time": saved.checkpoint.get("ts", ""),
         "question": values.get("question") or "",
         "steps": values.get("steps"),
-        "answer": values.get("answer") or latest.get("action"),
+        "answer": values.get("answer"),  # a finished run's answer, as its last message says it
+        "query": values.get("query") or values.get("cypher") or latest.get("action"),
         "error": values.get("error"),
     }
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from langchain_core.messages import HumanMessage
 from langgraph.types import interrupt
 
 from nodes.common.approval import approval_request, read_decision
@@ -47,11 +48,26 @@ def attempts_of(state: Mapping[str, Any]) -> list[Attempt]:
     return [Attempt.model_validate(a) for a in state.get("attempts") or []]
 
 
+def asked_question(state: Mapping[str, Any]) -> tuple[str, list[HumanMessage]]:
+    """(this run's question, the message to add for it). A chat client (Studio, the SDK) sends a user
+    message: a thread's last message is a user's only when a new one came (every run ends with its
+    answer message). A caller of `ask` sends `question`, which enters the memory as a user message."""
+    messages = state.get("messages") or []
+    if messages and isinstance(messages[-1], HumanMessage):
+        return messages[-1].text.strip(), []
+    question = (state.get("question") or "").strip()
+    return question, [HumanMessage(content=question)] if question else []
+
+
 def start(state: Mapping[str, Any], ctx: FlowContext | None = None) -> Update:
     """Reset the per-question fields, so a checkpointed thread can take a new question."""
-    question = (state.get("question") or "").strip()
+    question, message = asked_question(state)
     update: Update = {
+        "messages": message,
         "question": question,
+        "query": None,
+        "columns": None,
+        "rows": None,
         "attempts": [],
         "corrections": 0,
         "evaluated_ok": False,

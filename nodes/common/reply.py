@@ -1,0 +1,32 @@
+"""The last node of every graph: the answer as an `AIMessage`, and the output fields a client reads.
+
+Chat clients (LangGraph Studio, agent-chat-ui, the SDK's `messages-tuple` stream) show a run's last
+AI message as its answer; before this node, the agents ended on a `ToolMessage` ("Not executed: the
+loop stopped") and the flows on no message at all. The text and the fields come from the run's typed
+result (`RunResult.reply_text` / `reply_fields`), the same object `execute` and `ask` return.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage
+
+from nodes.models.wire import without_surrogates
+from schemas.reply_text import stop_words
+
+REPLY_NODE = "reply"  # not "answer": LangGraph refuses a node named as a state key
+
+
+def reply_update(result: Any, stop_reason: str | None) -> dict[str, Any]:
+    """The answer message and the top-level output fields of a finished run's `result`. A result
+    type of a user's own that cannot say its answer still gets a message: why the run stopped."""
+    try:
+        fields = dict(result.reply_fields())
+        text = result.reply_text()
+    except (AttributeError, NotImplementedError):
+        text = f"Stopped: {stop_words(stop_reason)}."
+        fields = {"answer": text, "query": None, "columns": None, "rows": None}
+    if isinstance(fields.get("answer"), str):
+        fields["answer"] = without_surrogates(fields["answer"])  # a lone surrogate cannot be sent as JSON
+    return {"messages": [AIMessage(content=without_surrogates(text))], **fields}

@@ -1,0 +1,47 @@
+// What a JavaScript client of `reflexion serve` sees, through the official SDK: the errors a bad run
+// context causes (from `runs.wait` and from a stream) and the answer a chat UI shows. Prints one JSON
+// object for tests/test_js_sdk_client.py to check. Usage: node client_views.mjs http://127.0.0.1:PORT
+import { Client } from "@langchain/langgraph-sdk";
+
+const client = new Client({ apiUrl: process.argv[2] });
+const question = { messages: [{ role: "user", content: "Which movies did Tom Hanks act in?" }] };
+
+async function waitError(context) {
+  const thread = await client.threads.create();
+  try {
+    await client.runs.wait(thread.thread_id, "kg_reflexion", { input: question, context });
+    return null;
+  } catch (error) {
+    return String(error.message ?? error);
+  }
+}
+
+async function streamed(context) {
+  const thread = await client.threads.create();
+  const errors = [];
+  const said = new Map();
+  const parts = client.runs.stream(thread.thread_id, "kg_reflexion", {
+    input: question,
+    context,
+    streamMode: "messages-tuple",
+  });
+  for await (const part of parts) {
+    if (part.event === "error") errors.push(`${part.data.error}: ${part.data.message}`);
+    if (part.event === "messages") {
+      const [message] = part.data;
+      if (message.type === "ai" || message.type === "AIMessageChunk") {
+        said.set(message.id, (said.get(message.id) ?? "") + (typeof message.content === "string" ? message.content : ""));
+      }
+    }
+  }
+  const shown = [...said.values()].filter((text) => text);
+  return { errors, answer: shown.length ? shown[shown.length - 1] : null };
+}
+
+const views = {
+  waitBadDatabaseUrl: await waitError({ database_url: "nosuchscheme://somewhere" }),
+  waitUnknownField: await waitError({ foo: 1 }),
+  streamMissingProvider: (await streamed({ model: "anthropic:claude-sonnet-4-5" })).errors,
+  chat: (await streamed(undefined)).answer,
+};
+console.log(JSON.stringify(views));
