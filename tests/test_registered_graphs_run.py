@@ -114,3 +114,54 @@ def test_a_registered_text2cypher_flow_answers_through_chat_openai(monkeypatch, 
     assert (
         "Examples of questions and their Cypher on this graph:" in stub.requests[1]["messages"][0]["content"]
     )  # seeded store
+
+
+def any_graphs_model(request: dict[str, Any]) -> dict[str, Any]:
+    """One OpenAI-compatible model for every registered graph: each structured step it is forced to
+    answer, a calculator for the tool-calling agent, and a text ReAct turn for the Wikipedia agent."""
+    from tests.helpers import TOM_HANKS_QUERY
+
+    forced = {
+        "GuardrailDecision": {"answerable": True, "reason": "movies"},
+        "CypherQuery": {"cypher": TOM_HANKS_QUERY},
+        "Evaluation": {"ok": True},
+        "Summary": {"answer": "Tom Hanks acted in 12 movies."},
+        "SubQuestions": {"questions": ["Which movies did Tom Hanks act in?"]},
+        "InformationCheck": {"enough": True},
+        "CarCollection": {"cars": [{"brand": "Fiat", "model": "Panda", "power": 45}]},
+        "GenerateQuery": {"answer": TOM_HANKS_QUERY, "reflection": "", "search_queries": []},
+        "ReviseQuery": {"answer": TOM_HANKS_QUERY, "reflection": "", "revised_query": TOM_HANKS_QUERY, "score": 9},
+    }
+    choice = request.get("tool_choice")
+    name = choice["function"]["name"] if isinstance(choice, dict) else None
+    offered = [t["function"]["name"] for t in request.get("tools") or []]
+    name = name or next((tool for tool in forced if tool in offered), None)
+    if name:
+        return {"tool": name, "args": forced[name]}
+    if offered:  # the calculator: one multiplication, then finish with its result
+        last = request["messages"][-1]
+        if last["role"] == "tool":
+            return {"tool": "finish", "args": {"answer": last["content"]}}
+        return {"tool": "multiply", "args": {"a": 6, "b": 7}}
+    return {"text": "Thought 1\nI know it.\nAction 1\n<finish>Elia Kazan was a director</finish>"}
+
+
+def test_every_registered_graph_ends_with_an_ai_message_that_answers(monkeypatch, falkordb_server, movies_db):
+    """Fresh builds of every graph LangGraph server serves, each asked by a user message through the
+    real OpenAI client: the last message is an AI message, not a tool result, and says the answer."""
+    monkeypatch.setenv("REFLEXION_DATA_DIR", str(falkordb_server.data_dir))
+    monkeypatch.setenv("REFLEXION_WIKIPEDIA", "sample")
+    with OpenAIStub(any_graphs_model) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        for name, build in registry.BUILDERS.items():
+            built = build()
+            try:
+                state = built.graph.invoke({"messages": [HumanMessage("Which movies did Tom Hanks act in?")]})
+            finally:
+                getattr(built, "close", lambda: None)()
+            last = state["messages"][-1]
+            assert isinstance(last, AIMessage) and not last.tool_calls and last.content, (name, state["messages"])
+            assert state["stop_reason"] in ("finished", "validated", "answered", "score_threshold"), (name, state)
+            assert last.content == state["answer"], name
+            if name == "kg_reflexion" or name.startswith("text2cypher_"):
+                assert ["Cast Away"] in state["rows"] and state["columns"] == ["title"], name
