@@ -20,7 +20,8 @@ JS_CLIENT := tests/js/node_modules/.installed
 
 $(JS_CLIENT): tests/js/package.json tests/js/package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
-		npm ci --prefix tests/js --no-audit --no-fund --loglevel=error && touch $@; \
+		(npm ci --prefix tests/js --no-audit --no-fund --loglevel=error && touch $@) \
+			|| echo "npm ci failed: the JavaScript SDK test is skipped (and fails under CI=true)"; \
 	else echo "npm not found: the JavaScript SDK test is skipped"; fi
 
 # The notebooks run as a user would run them, on an embedded database of their own.

@@ -50,7 +50,7 @@ class ActionLoopAgent(AgentLoop[ResultT]):
     def _route_labels(self) -> dict[str, tuple[str, str]]:
         return {
             "draft": ("action", "no question, model error"),
-            "execute_tool": ("next turn", f"{self.done_label}, step limit, database down"),
+            "execute_tool": ("next turn", f"{self.done_label}, step limit"),
             "revise": ("action", "model error"),
         }
 

@@ -1,6 +1,6 @@
 """`ReflexionAgent`: draft, act, reflect and revise, compiled as a LangGraph state machine.
 
-    START -> draft -> execute_tool -> revise -> (should_continue?) -> execute_tool | END
+    START -> draft -> execute_tool -> revise -> (should_continue?) -> execute_tool | reply -> END
 
 A subclass supplies biochatter's hooks, with biochatter's names and constructor:
 `_tool_function`, `_create_initial_responder`, `_create_revise_responder`, and optionally
@@ -147,8 +147,7 @@ class ReflexionAgent(AgentLoop[ResultT]):
         non_empty = "non-empty result" if self.trust_non_empty_result else "unscored non-empty result"
         stops = f"score > {self.score_threshold:g}, {non_empty}, step limit, no progress, model error"
         return {
-            **super()._route_labels(),
-            "draft": (f"{self.action_noun} drafted", "no question, model error, database down"),
+            "draft": (f"{self.result_type.action_noun} drafted", "no question, model error, database down"),
             "execute_tool": ("score the result", "database down"),
             "revise": ("revise", stops),
         }

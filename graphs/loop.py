@@ -1,4 +1,4 @@
-"""`AgentLoop`: the three-node state machine every agent is built on.
+"""`AgentLoop`: the state machine every agent is built on (three working nodes, and `reply`).
 
     START -> draft -> execute_tool -> revise -> (route) -> execute_tool | reply -> END
 

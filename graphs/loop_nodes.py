@@ -10,10 +10,11 @@ hooks they call return (`graphs.loop.AgentLoop`), and the labels their drawing p
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph._internal._runnable import RunnableCallable
 from langgraph.graph import END, START, StateGraph
 
@@ -22,7 +23,14 @@ from nodes.common.reply import REPLY_NODE, reply_update
 from nodes.common.responder import ResponderReply
 from nodes.common.responder_with_retries import arespond_with, respond_with
 from nodes.reflexion.prompt_view import prompt_messages
-from nodes.reflexion.steps import draft_update, fresh_run, tool_update, unavailable_tool_run, with_notice
+from nodes.reflexion.steps import (
+    draft_update,
+    fresh_run,
+    stopped_tool_message,
+    tool_update,
+    unavailable_tool_run,
+    with_notice,
+)
 from nodes.run_context import runtime_context, started_context, stored_context
 from nodes.run_limits import recorded_limits, refuse_raised_limits, with_limits
 from schemas.errors import DatabaseUnavailableError
@@ -30,6 +38,15 @@ from schemas.reflexion import ReflexionState
 
 if TYPE_CHECKING:
     from graphs.loop import AgentLoop, Turn
+
+
+def abandoned_call(messages: Sequence[BaseMessage]) -> ToolMessage | None:
+    """The answer to a tool call a paused run left unanswered when a new question came (the reviewer
+    never decided), or None: chat APIs refuse a conversation with a tool call nothing answered."""
+    last = messages[-1] if messages else None
+    if not (isinstance(last, AIMessage) and last.tool_calls):
+        return None
+    return ToolMessage(content="Not executed: a new question came first.", tool_call_id=last.tool_calls[-1]["id"] or "")
 
 
 class LoopNodes:
@@ -44,18 +61,41 @@ class LoopNodes:
 
     def asked(self, state: ReflexionState) -> tuple[dict[str, Any], ReflexionState, dict[str, Any] | None]:
         """(the question update, the state the draft sees, or the update that ends the run before the
-        draft: no question, or a tool that cannot be reached). A run started with messages only
-        (LangGraph server, Studio, `graph.invoke`) asks its last user message."""
-        asked: dict[str, Any] = {}
+        draft: no question, or a tool that cannot be reached).
+
+        A run started with messages only (LangGraph server, Studio, `graph.invoke`) asks its last user
+        message; one started with `question` alone (a client's `{"question": ...}`) has it enter the
+        memory. A user message is this run's only if no run took it before (`asked_id`): a run that
+        paused or was cut off leaves its own question last, and must not answer it again."""
         messages = state.get("messages") or []
         last = messages[-1] if messages else None
-        shaped = self.agent._question_message(state.get("question") or "").content
-        if isinstance(last, HumanMessage) and last.content != shaped:  # `execute` shapes its own
-            message = self.agent._question_message(last.text.strip())
-            message.id = last.id  # replaces the raw message in the memory
-            asked = {"question": last.text.strip(), "messages": [message]}
-        kept = messages[: -1 if asked else None]
-        state = {**state, **asked, "messages": [*kept, *asked.get("messages", [])]}  # type: ignore[typeddict-item]
+        question = (state.get("question") or "").strip()
+        fresh = isinstance(last, HumanMessage) and (last.id is None or last.id != state.get("asked_id"))
+        before = messages[:-1] if fresh else messages
+        asked: dict[str, Any] = {}
+        message: BaseMessage | None = None
+        if fresh and isinstance(last, HumanMessage):
+            message = last
+            if last.content != self.agent._question_message(question).content:  # `execute` shapes its own
+                question = last.text.strip()
+                asked["question"] = question
+                message = self.agent._question_message(question)
+                message.id = last.id  # replaces the raw message in the memory
+        elif question:
+            message = self.agent._question_message(question)
+            message.id = str(uuid.uuid4())
+        memory: list[BaseMessage] = list(messages)
+        if message is not None:
+            written: list[BaseMessage] = [] if message is last else [message]
+            abandoned = abandoned_call(before)
+            if abandoned is not None:  # the run before paused on a tool call and was left: answer it first
+                message = message.model_copy(update={"id": str(uuid.uuid4())})
+                written = [*([RemoveMessage(id=last.id)] if fresh and last and last.id else []), abandoned, message]
+            asked["asked_id"] = message.id
+            if written:
+                asked["messages"] = written
+            memory = [*before, *([abandoned] if abandoned is not None else []), message]
+        state = {**state, **asked, "messages": memory}  # type: ignore[typeddict-item]
         if not (state.get("question") or "").strip():
             error = "the run has no question: send a non-empty user message"
             return asked, state, {**asked, **fresh_run(), "stop_reason": "invalid_input", "error": error}
@@ -68,7 +108,7 @@ class LoopNodes:
     def drafted(self, asked: dict[str, Any], reply: ResponderReply) -> dict[str, Any]:
         update = draft_update(reply, self.agent._action_of)
         if asked:
-            update = {**asked, **update, "messages": [*asked["messages"], *update.get("messages", [])]}
+            update = {**asked, **update, "messages": [*asked.get("messages", []), *update.get("messages", [])]}
         return update
 
     def draft(self, state: ReflexionState) -> dict[str, Any]:
@@ -117,11 +157,20 @@ class LoopNodes:
         return await asyncio.to_thread(self.execute_tool, state)
 
     def reply(self, state: ReflexionState) -> dict[str, Any]:
-        """The answer message and output fields, from the same typed result `execute` returns."""
-        return reply_update(self.agent._parse_final_result(state), state.get("stop_reason"))
+        """The answer message and output fields, from the same typed result `execute` returns. A
+        revision whose tool call nothing answered (a route of a user's own that ended the run with no
+        stop reason) is answered first, so the memory stays a tool conversation a thread can go on with."""
+        update = reply_update(self.agent._parse_final_result(state), state.get("stop_reason"))
+        unanswered = stopped_tool_message(state.get("messages") or [], state.get("stop_reason") or "ended")  # type: ignore[arg-type]
+        if unanswered is not None:
+            update["messages"] = [unanswered, *update["messages"]]
+        return update
 
     async def areply(self, state: ReflexionState) -> dict[str, Any]:
-        return self.reply(state)
+        # a `_parse_final_result` of the user's own may read anything: keep it off the event loop
+        if self.agent._built_in_hooks("_parse_final_result"):
+            return self.reply(state)
+        return await asyncio.to_thread(self.reply, state)
 
     @staticmethod
     def route_after_draft(state: ReflexionState) -> Literal["execute_tool", "__end__"]:
@@ -164,7 +213,7 @@ class LoopNodes:
         return RunnableCallable(sync, asynchronous, name=name, trace=False)
 
     def builder(self) -> StateGraph[Any, Any, Any, Any]:
-        """The loop's graph, not yet compiled: the agent's schemas, three nodes and their routes."""
+        """The loop's graph, not yet compiled: the agent's schemas, its nodes and their labelled routes."""
         agent = self.agent
         builder: StateGraph[Any, Any, Any, Any] = StateGraph(
             agent.state_schema,

@@ -103,10 +103,10 @@ def graph(name: str) -> CompiledStateGraph[Any, Any, Any, Any]:
     return agent(name).graph
 
 
-#: What LangGraph's server itself may put in a run's context: it copies a client's `config.configurable`
-#: there (thread and run ids, headers, its own keys), so these are not settings the client got wrong.
+#: LangGraph's own keys, which a client that still sends `config.configurable` may keep there: the server
+#: copies that mapping into the run's context, so these are not settings the client got wrong.
 SERVER_KEYS = {"thread_id", "run_id", "assistant_id", "graph_id", "user_id", "cron_id"}
-SERVER_PREFIXES = ("__", "langgraph_", "checkpoint_", "x-")
+SERVER_PREFIXES = ("__", "langgraph_", "checkpoint_")
 
 
 def refuse_unknown_context(name: str, context: Any) -> None:

@@ -83,6 +83,7 @@ class ReflexionState(TypedDict, total=False):
 
     messages: Annotated[list[AnyMessage], add_messages]
     question: str
+    asked_id: str | None  # the user message a run took as its question: a later run does not take it again
     prompt: str | None
     action: str | None  # the action the next execute_tool step will run
     parsed_action: dict[str, Any] | None  # the newest draft/revise reply, parsed (a step schema dump)
@@ -186,34 +187,46 @@ class ReflexionAgentResult(RunResult):
         return "\n".join(lines)
 
     def reply_text(self) -> str:
-        """The action that answers, its rows as a Markdown table (capped, the row cap's cut said), and
-        why the run stopped, in plain words."""
-        noun = self.action_noun
+        """The action that answers (or the best one that ran, or the last one tried), what it returned
+        (rows as a Markdown table, capped, the row cap's cut said; or its error), and why the run
+        stopped, in plain words."""
+        noun, chosen = self.action_noun, self._answer_outcome()
         parts = []
         if self.answer is None:
             parts.append(f"No {noun} ran." + (f" {self.error}" if self.error else ""))
         else:
-            said = f"The {noun} that answers:" if self.tool_result is not None else f"The last {noun} tried:"
-            parts += [said, fenced(self.answer, self.action_language)]
-            parts.append(self._result_text())
-        parts.append(f"Stopped: {stop_words(self.stop_reason)} (after {self.steps} step{'s' * (self.steps != 1)}).")
+            if self.tool_result is None:
+                said = f"The last {noun} tried:"
+            elif self.stop_reason in ("score_threshold", "non_empty_result"):
+                said = f"The {noun} that answers:"
+            else:
+                said = f"The best {noun} that ran:"
+            parts += [said, fenced(self.answer, self.action_language), self._result_text(chosen)]
+        if self.stop_reason:
+            why = stop_words(self.stop_reason)
+            told = self.answer is None or self.error == (chosen.error if chosen else None)
+            if self.error and not told:  # the run's own error (the model's), not the action's, shown above
+                why += f" ({self.error})"
+            parts.append(f"Stopped: {why} (after {self.steps} step{'s' * (self.steps != 1)}).")
         return "\n\n".join(parts)
 
-    def _result_text(self) -> str:
+    def _answer_outcome(self) -> ToolOutcome | None:
+        """The step that ran the answer's action (the newest, if it ran more than once)."""
+        ran = [o for o in self.outcomes if o.executed and o.action == self.answer]
+        return ran[-1] if ran else None
+
+    def _result_text(self, chosen: ToolOutcome | None) -> str:
         """What the answering action returned: its rows as a table, else the text a tool without rows
-        (biochatter's plain `ToolMessage`) answered with, else its error."""
+        (biochatter's plain `ToolMessage`) answered with, else its own error."""
         if self.tool_result is None:
-            return f"It failed: {self.error}"
-        if not self.tool_result and not self.columns:
-            ran = [o for o in self.outcomes if o.executed and o.action == self.answer and o.error is None]
-            if ran and ran[-1].content.strip():
-                return "It returned:\n\n" + fenced(ran[-1].content.strip())
+            return f"It failed: {chosen.error if chosen and chosen.error else self.error}"
+        if not self.tool_result and not self.columns and chosen is not None and chosen.content.strip():
+            return "It returned:\n\n" + fenced(chosen.content.strip())
         return markdown_table(self.columns, self.tool_result, self.truncated)
 
     def reply_fields(self) -> dict[str, Any]:
         rows = self.tool_result
-        columns = self.columns if rows is not None else None
-        return {"answer": self.reply_text(), "query": self.answer, "columns": columns, "rows": rows}
+        return {"query": self.answer, "columns": self.columns if rows is not None else None, "rows": rows}
 
 
 @dataclass

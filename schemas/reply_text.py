@@ -1,8 +1,8 @@
 """How a finished run says its answer to a person: the stop reason in plain words, rows as a table.
 
 Every graph ends with an `AIMessage` a chat client (LangGraph Studio, agent-chat-ui, the SDK's
-`messages-tuple` stream) shows as the answer; these helpers write its text, so the command line, the
-server and a notebook all say a result the same way.
+`messages-tuple` stream) shows as the answer; each result type writes its text (`reply_text`) with
+these helpers. The command line prints its own, terser `summary()` beside the live steps.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 #: (one of a user's own agent) is shown as its name; a test checks every declared reason is here.
 STOP_WORDS: dict[str, str] = {
     # the engine's
-    "max_steps": "the step limit was reached; this is the best result so far",
+    "max_steps": "the step limit was reached",
     "score_threshold": "the model scored the result above the threshold",
     "non_empty_result": "the result was not empty",
     "no_progress": "the model kept proposing what had already run",
@@ -30,7 +30,7 @@ STOP_WORDS: dict[str, str] = {
     "answered": "the rows were summarised into an answer",
     "refused": "the question is outside what the graph holds",
     "query_failed": "the query failed",
-    "retries_exhausted": "the corrections ran out; this is the best result so far",
+    "retries_exhausted": "the corrections ran out",
     "budget": "the cap on model calls was reached",
 }
 

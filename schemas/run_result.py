@@ -36,10 +36,10 @@ class RunResult(BaseModel):
         raise NotImplementedError(f"{type(self).__name__} has no reply text")
 
     def reply_fields(self) -> dict[str, Any]:
-        """The output fields a client reads at the top level, instead of digging in the steps: `answer`
-        (the answer in words), and `query`, `columns`, `rows` (what it is based on; None where no
-        query ran or the agent runs none)."""
-        return {"answer": self.reply_text(), "query": None, "columns": None, "rows": None}
+        """The output fields a client reads at the top level, beside `answer` (the answer in words, the
+        text of `reply_text` unless a result type says it otherwise): `query`, `columns`, `rows`, what the
+        answer is based on (None where no query ran, or the agent runs none)."""
+        return {"query": None, "columns": None, "rows": None}
 
 
 class QueryAnswer(Protocol):

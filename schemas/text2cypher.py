@@ -120,6 +120,7 @@ class Text2CypherState(TypedDict, total=False):
 
     messages: Annotated[list[AnyMessage], add_messages]  # each question and the answer message of its run
     question: str
+    asked_id: str | None  # the user message a run took as its question: a later run does not take it again
     schema_text: str
     examples: list[dict[str, str]]
     cypher: str  # the query the next step runs
@@ -207,6 +208,7 @@ class Text2CypherResult(RunResult):
         return f"{said}\n\nStopped: {stop_words(self.stop_reason)}."
 
     def reply_fields(self) -> dict[str, Any]:
+        """The summary is the answer (None when there is none); the message says why there is none."""
         ran = self.cypher is not None and self.query_ran
         return {
             "answer": self.answer,

@@ -79,7 +79,7 @@ def test_a_failed_query_at_the_step_limit_is_shown_with_its_error(movies_db):
     agent, _ = make_agent(movies_db, [draft(broken), revise(broken + " ", 3)], checkpointer=None, max_steps=1)
     text = agent.graph.invoke({"messages": [HumanMessage("Who?")]})["messages"][-1].content
     assert "The last query tried:" in text and "It failed:" in text
-    assert "Stopped: the step limit was reached; this is the best result so far (after 1 step)." in text
+    assert "Stopped: the step limit was reached (after 1 step)." in text
 
 
 def test_a_thread_keeps_each_answer_in_its_memory(movies_db):
@@ -134,3 +134,91 @@ def test_an_empty_table_and_ragged_rows_are_said_plainly():
     assert markdown_table(["a"], [], truncated=False) == "It returned no rows."
     header, _, short = table_rows(markdown_table(["a"], [[1, 2]], truncated=False))
     assert [c.strip() for c in header] == ["a", "column 2"] and [c.strip() for c in short] == ["1", "2"]
+
+
+def test_a_failed_query_is_shown_with_its_own_error_and_the_models_error_with_the_stop(movies_db):
+    """A broken draft, then a revision the model cannot write: the query's syntax error is what it
+    failed with; the model's error is why the run stopped."""
+    broken = "MATCH (p:Person RETURN p"
+    agent, _ = make_agent(movies_db, [draft(broken)] + [tool_reply("ReviseQuery", {"score": 1})] * 5, checkpointer=None)
+    state = agent.graph.invoke({"messages": [HumanMessage("Who?")]})
+    text = state["messages"][-1].content
+    assert state["stop_reason"] == "model_error"
+    failed = text.split("It failed: ")[1].split("\n")[0]
+    assert "revise:" not in failed and state["outcomes"][0]["error"] in failed
+    assert "Stopped: the model's replies could not be used, even after retries (revise:" in text
+
+
+def test_the_best_query_is_not_called_the_answer_when_the_run_was_not_satisfied(movies_db):
+    agent, _ = make_agent(movies_db, [draft(ALL_MOVIES), revise(ALL_MOVIES, 2)], checkpointer=None, max_steps=1)
+    text = agent.graph.invoke({"messages": [HumanMessage("Movies?")]})["messages"][-1].content
+    assert text.startswith("The best query that ran:") and "that answers" not in text
+
+
+def test_a_paused_agent_run_leaves_no_stale_answer_and_its_question_is_not_asked_again(movies_db):
+    """A run pauses for approval (its question stays the thread's last message); the next question
+    arrives as `question` alone, as a client may send it: that question is drafted, not the old one,
+    and the old run's answer is not shown beside it."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from tests.helpers import EMPTY_QUERY
+
+    replies = [draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, 9), draft(EMPTY_QUERY), draft(EMPTY_QUERY)]
+    agent, model = make_agent(movies_db, replies, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "stale"}}
+    agent.graph.invoke({"messages": [HumanMessage("Tom Hanks movies?")]}, config)
+    agent.graph.invoke({"messages": [HumanMessage("Meg Ryan movies?")]}, config, context={"require_approval": True})
+    paused = agent.graph.get_state(config).values
+    assert paused["question"] == "Meg Ryan movies?" and paused["answer"] is None and paused["rows"] is None
+    agent.graph.invoke({"question": "Keanu Reeves movies?"}, config, context={"require_approval": True})
+    asked = [m for m in model.calls[-1] if isinstance(m, HumanMessage)]
+    assert asked[-1].content == "Keanu Reeves movies?", [m.content for m in asked]
+    assert agent.graph.get_state(config).values["question"] == "Keanu Reeves movies?"
+    # the paused run's draft called a tool nobody answered: it is answered before the new question, so
+    # the conversation a chat API receives stays valid (every tool call answered before the next turn)
+    sent = model.calls[-1]
+    for i, message in enumerate(sent):
+        for call in getattr(message, "tool_calls", None) or []:
+            assert any(getattr(m, "tool_call_id", None) == call["id"] for m in sent[i + 1 :]), sent
+    assert "Not executed: a new question came first." in [m.content for m in sent]
+
+
+def test_a_flow_asked_again_after_a_paused_run_answers_the_new_question(movies_db):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    guard = tool_reply("GuardrailDecision", {"answerable": True})
+    query = tool_reply("CypherQuery", {"cypher": TOM_HANKS_QUERY})
+    model = ScriptedChatModel(replies=[guard, query, guard, query])
+    flow = Text2CypherFlow(
+        "naive",
+        database=movies_db,
+        conversation_factory=lambda: model,
+        fewshots=False,
+        require_approval=True,
+        checkpointer=InMemorySaver(),
+    )
+    first = flow.ask("Tom Hanks movies?", thread_id="flow-stale")
+    assert first.stop_reason == "awaiting_approval"
+    second = flow.ask("Keanu Reeves movies?", thread_id="flow-stale")
+    assert second.stop_reason == "awaiting_approval"
+    guarded = [call for call in model.calls if "GuardrailDecision" in str(call)]
+    assert [call[-1].content for call in guarded] == ["Tom Hanks movies?", "Keanu Reeves movies?"]
+    kept = flow.graph.get_state({"configurable": {"thread_id": "flow-stale"}}).values["messages"]
+    assert [m.content for m in kept] == ["Tom Hanks movies?", "Keanu Reeves movies?"]
+
+
+def test_a_route_of_the_users_own_that_ends_with_no_stop_reason_leaves_a_valid_conversation():
+    from tests.test_reflexion_engine import CalculatorAgent
+
+    class OneShot(CalculatorAgent):
+        def _should_continue(self, state):
+            return "__end__"
+
+    model = ScriptedChatModel(
+        replies=[tool_reply("Draft", {"answer": "0+0"}), tool_reply("Revision", {"revised_answer": "2+2"})]
+    )
+    state = OneShot(model, checkpointer=None).graph.invoke({"messages": [HumanMessage("q")]})
+    assert state["stop_reason"] is None  # no rule stopped it (the result was empty); the route did
+    revision, answered, reply = state["messages"][-3:]
+    assert revision.tool_calls and answered.tool_call_id == revision.tool_calls[0]["id"]
+    assert isinstance(reply, AIMessage) and "Stopped" not in reply.content and "0+0" in reply.content

@@ -20,13 +20,17 @@ REPLY_NODE = "reply"  # not "answer": LangGraph refuses a node named as a state 
 
 def reply_update(result: Any, stop_reason: str | None) -> dict[str, Any]:
     """The answer message and the top-level output fields of a finished run's `result`. A result
-    type of a user's own that cannot say its answer still gets a message: why the run stopped."""
-    try:
-        fields = dict(result.reply_fields())
-        text = result.reply_text()
-    except (AttributeError, NotImplementedError):
-        text = f"Stopped: {stop_words(stop_reason)}."
-        fields = {"answer": text, "query": None, "columns": None, "rows": None}
-    if isinstance(fields.get("answer"), str):
+    of a user's own type that cannot say its answer (no `reply_text`, or the `RunResult` default)
+    still gets a message: why the run stopped."""
+    text: str | None = None
+    if hasattr(result, "reply_text"):
+        try:
+            text, fields = result.reply_text(), result.reply_fields()
+        except NotImplementedError:
+            text = None
+    if text is None:
+        text, fields = f"Stopped: {stop_words(stop_reason)}.", {"query": None, "columns": None, "rows": None}
+    fields = {"answer": text, **fields}
+    if isinstance(fields["answer"], str):
         fields["answer"] = without_surrogates(fields["answer"])  # a lone surrogate cannot be sent as JSON
     return {"messages": [AIMessage(content=without_surrogates(text))], **fields}

@@ -73,6 +73,11 @@ def fresh_run(usage: TokenUsage | None = None) -> dict[str, Any]:
         "action": None,
         "parsed_action": None,
         "notice": None,
+        # the answer of the thread's last run, until this one's `reply` writes its own
+        "answer": None,
+        "query": None,
+        "columns": None,
+        "rows": None,
     }
 
 

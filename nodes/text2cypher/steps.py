@@ -10,6 +10,7 @@ whether a correction may follow (`can_correct`) for the routers that read only t
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,22 +49,27 @@ def attempts_of(state: Mapping[str, Any]) -> list[Attempt]:
     return [Attempt.model_validate(a) for a in state.get("attempts") or []]
 
 
-def asked_question(state: Mapping[str, Any]) -> tuple[str, list[HumanMessage]]:
-    """(this run's question, the message to add for it). A chat client (Studio, the SDK) sends a user
-    message: a thread's last message is a user's only when a new one came (every run ends with its
-    answer message). A caller of `ask` sends `question`, which enters the memory as a user message."""
+def asked_question(state: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(this run's question, the update that records it). A chat client (Studio, the SDK) sends a user
+    message; a caller of `ask` sends `question`, which enters the memory as a user message. A user
+    message is this run's only if no run took it before (`asked_id`): a run that paused or was cut
+    off leaves its own question last, and must not answer it again."""
     messages = state.get("messages") or []
-    if messages and isinstance(messages[-1], HumanMessage):
-        return messages[-1].text.strip(), []
+    last = messages[-1] if messages else None
+    if isinstance(last, HumanMessage) and (last.id is None or last.id != state.get("asked_id")):
+        return last.text.strip(), {"asked_id": last.id, "messages": []}
     question = (state.get("question") or "").strip()
-    return question, [HumanMessage(content=question)] if question else []
+    if not question:
+        return "", {"messages": []}
+    message = HumanMessage(content=question, id=str(uuid.uuid4()))
+    return question, {"asked_id": message.id, "messages": [message]}
 
 
 def start(state: Mapping[str, Any], ctx: FlowContext | None = None) -> Update:
     """Reset the per-question fields, so a checkpointed thread can take a new question."""
-    question, message = asked_question(state)
+    question, asked = asked_question(state)
     update: Update = {
-        "messages": message,
+        **asked,
         "question": question,
         "query": None,
         "columns": None,
@@ -289,13 +295,15 @@ def _why_it_ended(state: Mapping[str, Any], ctx: FlowContext) -> str:
 
 
 def fallback_answer(chosen: Attempt | None, reason: str) -> str:
-    """An answer written without the model, when the budget leaves no call for a summary."""
+    """An answer written without the model, when no summary can be had: the budget leaves no call for
+    one (`budget`), or the model's summary was unusable (`model_error`)."""
     if chosen is None:
         return f"No answer: the flow stopped ({reason}) before any query ran."
     if chosen.error:
         return f"No answer: the last query failed ({chosen.error})."
     summary, rows = rows_text(chosen.columns, chosen.rows, chosen.truncated)
-    return f"The LLM-call budget ran out before a summary; the query returned {summary}:\n{rows}"
+    why = "The LLM-call budget ran out before a summary" if reason == "budget" else "The summary could not be written"
+    return f"{why}; the query returned {summary}:\n{rows}"
 
 
 def summarize(state: Mapping[str, Any], ctx: FlowContext) -> Update:

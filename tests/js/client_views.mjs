@@ -1,6 +1,6 @@
 // What a JavaScript client of `reflexion serve` sees, through the official SDK: the errors a bad run
 // context causes (from `runs.wait` and from a stream) and the answer a chat UI shows. Prints one JSON
-// object for tests/test_js_sdk_client.py to check. Usage: node client_views.mjs http://127.0.0.1:PORT
+// object for tests/test_langgraph_server.py to check. Usage: node client_views.mjs http://127.0.0.1:PORT
 import { Client } from "@langchain/langgraph-sdk";
 
 const client = new Client({ apiUrl: process.argv[2] });
