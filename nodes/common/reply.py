@@ -1,9 +1,9 @@
 """The last node of every graph: the answer as an `AIMessage`, and the output fields a client reads.
 
 Chat clients (LangGraph Studio, agent-chat-ui, the SDK's `messages-tuple` stream) show a run's last
-AI message as its answer; before this node, the agents ended on a `ToolMessage` ("Not executed: the
-loop stopped") and the flows on no message at all. The text and the fields come from the run's typed
-result (`RunResult.reply_text` / `reply_fields`), the same object `execute` and `ask` return.
+AI message as its answer; without this node an agent's memory would end on a `ToolMessage` ("Not
+executed: the loop stopped") and a flow's on its question. The text and the fields come from the
+run's typed result (`RunResult.reply_text` / `reply_fields`), the same object `execute` and `ask` return.
 """
 
 from __future__ import annotations
