@@ -24,9 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # The run that dies: two queries run, and the third model call never returns until SIGKILL.
 CHILD = textwrap.dedent(
     """
-    import sys, time
+    import os, sys, time
     from pathlib import Path
     from graphs.kg_query_agent import KGQueryReflexionAgent
+    from nodes.checkpoints import sqlite_checkpointer
     from nodes.graphdb import FalkorDBGraph
     from nodes.models import ScriptedChatModel
     from tests.helpers import draft, revise
@@ -34,6 +35,16 @@ CHILD = textwrap.dedent(
     host, port, marker = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
 
     def hangs(messages):
+        # LangGraph's `async` durability writes a step's checkpoint while the next step runs: wait
+        # (from another connection, as the resuming process reads) until the second query's step is
+        # committed, so the kill tests what a resume does with committed steps, not the race
+        saver = sqlite_checkpointer(Path(os.environ["REFLEXION_CHECKPOINTS"]))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            saved = saver.get_tuple({"configurable": {"thread_id": "crashed"}})
+            if saved is not None and saved.checkpoint["channel_values"].get("steps") == 2:
+                break
+            time.sleep(0.05)
         marker.write_text("in the third model call")
         time.sleep(600)
 
