@@ -169,3 +169,61 @@ def test_a_full_queue_is_said_to_be_a_busy_database_not_a_syntax_error(tmp_path,
             thread.join()
     finally:
         server.stop()
+
+
+# FalkorDB seeks ids by a range for `id(n) < x`; with an upper bound below 1 the seek walks the
+# whole (unsigned) id space, past any timeout, and negative bounds give wrong rows. Each query is
+# asked on a server of its own: if the guard regressed, the thread it holds dies with that server.
+ID_RANGES = [
+    ("MATCH (n) WHERE id(n) < 0 RETURN count(n)", 0),
+    ("MATCH (n:N) WHERE 0 > id(n) RETURN count(n)", 0),
+    ("WITH 0 AS z MATCH (n) WHERE id(n) < z RETURN count(n)", 0),  # a bound known only at run time
+    ("MATCH (n) WHERE NOT id(n) >= 0 RETURN count(n)", 0),
+    ("MATCH (n) WHERE id(n) <= -1 RETURN count(n)", 0),  # answered 200 (every node) unguarded
+    ("MATCH (n) WHERE id(n) >= -3 AND id(n) < 3 RETURN count(n)", 3),  # answered 0 unguarded
+    ("MATCH (n) WHERE id(n) > 5 RETURN count(n)", 194),
+]
+
+
+@pytest.mark.parametrize(("query", "count"), ID_RANGES)
+def test_an_id_range_answers_at_once_with_the_right_count(tmp_path, query, count):
+    server = EmbeddedFalkorDB.start(tmp_path / "ids")
+    try:
+        db = FalkorDBGraph("g", host=server.host, port=server.port, server=server)
+        db.write("UNWIND range(1, 200) AS i CREATE (:N {i: i})")
+        started = time.perf_counter()
+        assert db.query(query, timeout=1.0).rows == [[count]]
+        assert time.perf_counter() - started < 0.5
+    finally:
+        server.stop()
+
+
+def test_the_agent_answers_a_model_that_guards_its_query_with_a_negative_id(movies_db):
+    """A model that writes `id(m) < 0` as "nothing yet" gets its empty rows at once, and the next
+    query runs at once too: no server thread is left spinning."""
+    guarded = "MATCH (m:Movie) WHERE id(m) < 0 RETURN m.title AS title"
+    agent, _ = make_agent(movies_db, [draft(guarded), revise(TOM_HANKS_QUERY, 3), revise(TOM_HANKS_QUERY, 9)])
+    started = time.perf_counter()
+    result = agent.execute("Which movies did Tom Hanks act in?", context={"query_timeout": 2})
+    assert time.perf_counter() - started < 2
+    assert result.outcomes[0].error is None and result.outcomes[0].rows == []
+    assert result.outcomes[0].action == guarded  # the query as the model wrote it is what is kept
+    assert ["Cast Away"] in result.query_rows
+
+
+@pytest.mark.parametrize(
+    ("query", "sent"),
+    [
+        ("MATCH (n) WHERE id(n) < 0 RETURN n", "MATCH (n) WHERE (id(n) + 0) < 0 RETURN n"),
+        ("MATCH (n) WHERE 0 >= ID( n ) RETURN n", "MATCH (n) WHERE 0 >= (ID( n ) + 0) RETURN n"),
+        ("MATCH (a)<--(b) WHERE id(a)<id(b) RETURN a", "MATCH (a)<--(b) WHERE (id(a) + 0)<(id(b) + 0) RETURN a"),
+        ("MATCH (n) WHERE id(n) = 3 OR id(n) IN [4] OR id(n) <> 5 RETURN n", None),  # seeks that are correct
+        ("MATCH (n) WHERE n.s = 'id(n) < 0' RETURN n // id(n) < 0", None),  # text, not code
+        ("MATCH (n) WHERE valid(n) < 0 AND n.id(x) < 1 RETURN n", None),  # other functions
+        ("MATCH (n) RETURN id(n) AS i ORDER BY id(n)", None),
+    ],
+)
+def test_only_ordered_comparisons_of_id_are_rewritten(query, sent):
+    from nodes.graphdb.id_ranges import guard_id_ranges
+
+    assert guard_id_ranges(query) == (sent or query)

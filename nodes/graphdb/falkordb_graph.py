@@ -28,6 +28,7 @@ from nodes.graphdb.cypher_text import (
 )
 from nodes.graphdb.deadline import deadline_after
 from nodes.graphdb.falkordb_link import shared_link
+from nodes.graphdb.id_ranges import guard_id_ranges
 from nodes.graphdb.introspect import sample_schema
 from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP
 from nodes.graphdb.values import to_plain
@@ -357,10 +358,11 @@ class FalkorDBGraph:
         if not allow_writes and cypher:
             self._refuse_lexical_writes(cypher)
         started = time.perf_counter()
+        sent = guard_id_ranges(cypher)  # an id range would be a seek that may never return
 
         def attempt() -> Any:
             with deadline_after(timeout):  # one deadline for the EXPLAINs and the query together
-                return self._run(cypher, params, timeout=timeout, row_cap=row_cap, allow_writes=allow_writes)
+                return self._run(sent, params, timeout=timeout, row_cap=row_cap, allow_writes=allow_writes)
 
         raw = self._reconnecting(attempt)
         if raw is None:
