@@ -7,7 +7,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from nodes.graphdb.falkordb_graph import FalkorDBGraph
-from nodes.graphdb.locations import DEFAULT_GRAPH, backend_is_embedded, backend_of, default_connection_args
+from nodes.graphdb.locations import (
+    DEFAULT_GRAPH,
+    backend_is_embedded,
+    backend_of,
+    default_connection_args,
+    with_url_read,
+)
 from nodes.graphdb.neo4j_graph import Neo4jGraph, neo4j_uri
 from nodes.graphdb.protocol import GraphDatabase
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
@@ -36,12 +42,13 @@ def connect(connection_args: dict[str, Any] | None = None) -> GraphDatabase:
 
     - none, or `backend: "falkordb"` without a host: the embedded FalkorDB
       (`graph` names the graph, default "movies"; `data_dir` its directory);
-    - `backend: "falkordb"` with `host`/`port`: an existing FalkorDB server;
+    - `backend: "falkordb"` with `host`/`port`, or `url: "falkordb://host:port/graph"`: an
+      existing FalkorDB server;
     - `host`/`port` or `uri` without a backend, or `backend: "neo4j"`: Neo4j,
       with the keys of biochatter's `connection_args` (`user`, `password`,
       `db_name`; `uri` may be any bolt/neo4j URI, with or without TLS).
     """
-    args = dict(connection_args or {})
+    args = with_url_read(connection_args)
     for key in ("graph", "db_name", "database"):
         if args.get(key) is not None:
             checked_name(args[key])
@@ -86,7 +93,7 @@ def where(connection_args: dict[str, Any] | None) -> str:
     """The server `connection_args` name, for messages (never the credentials); None: a database object."""
     if connection_args is None:
         return "the database"
-    args = connection_args
+    args = with_url_read(connection_args)
     if backend_of(args) == "neo4j":
         uri = str(args.get("uri") or args.get("url") or neo4j_uri(args.get("host") or "127.0.0.1", args.get("port")))
         scheme, _, rest = uri.partition("://")

@@ -16,9 +16,24 @@ DEFAULT_GRAPH = "movies"
 NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 
+FALKORDB_SCHEMES = ("falkordb", "redis")
+
+
+def with_url_read(connection_args: dict[str, Any] | None) -> dict[str, Any]:
+    """`connection_args` whose `url` or `uri` is a FalkorDB URL (`falkordb://host:port/graph`, the form
+    a run's `database_url` takes) as the backend, host, port, credentials and graph it names; other
+    arguments as given. biochatter's `url`/`uri` otherwise name a Neo4j server."""
+    args = dict(connection_args or {})
+    url = args.get("url") or args.get("uri")
+    if not isinstance(url, str) or urlsplit(url.strip()).scheme not in FALKORDB_SCHEMES:
+        return args
+    rest = {k: v for k, v in args.items() if k not in ("url", "uri") and v is not None}
+    return {**connection_args_from_url(url.strip(), rest.get("graph") or rest.get("db_name")), **rest}
+
+
 def backend_of(connection_args: dict[str, Any] | None) -> str:
     """The backend `connect(connection_args)` would open, without connecting."""
-    args = connection_args or {}
+    args = with_url_read(connection_args)
     return str(args.get("backend") or ("neo4j" if args.keys() & {"host", "port", "uri", "url"} else "falkordb")).lower()
 
 
@@ -50,7 +65,7 @@ def connection_args_from_url(url: str | None, graph: str | None = None) -> dict[
     path = parts.path.strip("/") or None
     user = unquote(parts.username) if parts.username else None
     password = unquote(parts.password) if parts.password else None
-    if parts.scheme in ("falkordb", "redis"):
+    if parts.scheme in FALKORDB_SCHEMES:
         if not parts.hostname:
             raise ConfigurationError(f"the database URL {url!r} names no host: write falkordb://host:port")
         return {
@@ -105,6 +120,7 @@ def server_of(source: Any) -> tuple[Any, ...]:
     or a backend with its host and port (scheme, credentials and graph aside: `bolt://h` and
     `neo4j://h:7687` are one server)."""
     if isinstance(source, dict):
+        source = with_url_read(source)
         if backend_of(source) == "neo4j":
             return (
                 "neo4j",
@@ -189,4 +205,5 @@ def default_connection_args() -> dict[str, Any]:
 
 
 def backend_is_embedded(args: dict[str, Any]) -> bool:
+    args = with_url_read(args)
     return backend_of(args) == "falkordb" and not args.get("host")

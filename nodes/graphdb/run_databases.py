@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from nodes.graphdb.connect import open_database, opened
-from nodes.graphdb.locations import backend_of, default_connection_args, run_database_args
+from nodes.graphdb.locations import backend_of, default_connection_args, run_database_args, with_url_read
 from nodes.graphdb.protocol import GraphDatabase
 from nodes.keyed_cache import KeyedCache
 
@@ -22,7 +22,7 @@ class RunDatabases:
     """The owner's own database and those its runs name, each opened once."""
 
     def __init__(self, connection_args: dict[str, Any] | None = None, database: GraphDatabase | None = None) -> None:
-        self.connection_args = dict(connection_args or {})
+        self.connection_args = with_url_read(connection_args)  # a FalkorDB `url` read as what it names
         self.given = database  # a database object the caller owns (never closed here)
         self._own = KeyedCache(size=1)  # the owner's own database, opened on first use: never evicted
         self._opened = KeyedCache()  # those runs name, by connection arguments
