@@ -50,3 +50,34 @@ def test_an_unreachable_falkordb_url_is_named_as_falkordb():
     result = KGQueryReflexionAgent(lambda: model, args, checkpointer=None).execute("Tom Hanks movies?")
     assert result.stop_reason == "tool_unavailable" and "FalkorDB" in (result.error or "")
     assert model.calls == []
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        ({"url": "falkordb://h:6379/g", "host": ""}, "host=''"),  # would have opened the embedded server
+        ({"url": "falkordb://h/g", "host": "localhost", "port": "7687"}, "host='localhost'"),
+        ({"url": "falkordb://u:pw@h/g", "user": "alice"}, "user='alice'"),
+        ({"url": "falkordb://h/g", "backend": "neo4j"}, "backend='neo4j'"),
+        ({"url": "bolt://n:7687", "uri": "falkordb://h/g"}, "both url and uri"),
+    ],
+)
+def test_a_server_given_twice_in_two_ways_that_differ_is_refused(args, said):
+    from schemas.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match=said):
+        connect(args)
+
+
+def test_a_password_in_a_url_never_reaches_a_message(monkeypatch):
+    from nodes.graphdb.locations import check_allowed_database
+    from schemas.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError) as bad_port:
+        connect({"url": "falkordb://admin:s3cret@h:99999/g"})
+    monkeypatch.setenv("REFLEXION_ALLOWED_DATABASES", "falkordb://ops:t0psecret@db.internal:6379")
+    with pytest.raises(ConfigurationError) as refused:
+        check_allowed_database("falkordb://eve:guess@elsewhere:6379/g", {"backend": "falkordb"})
+    said = f"{bad_port.value} {refused.value}"
+    assert "s3cret" not in said and "t0psecret" not in said and "guess" not in said
+    assert "admin:***@h" in said and "ops:***@db.internal" in said

@@ -181,6 +181,9 @@ ID_RANGES = [
     ("MATCH (n) WHERE NOT id(n) >= 0 RETURN count(n)", 0),
     ("MATCH (n) WHERE id(n) <= -1 RETURN count(n)", 0),  # answered 200 (every node) unguarded
     ("MATCH (n) WHERE id(n) >= -3 AND id(n) < 3 RETURN count(n)", 3),  # answered 0 unguarded
+    ("MATCH (n) WHERE id(n)<-1 RETURN count(n)", 0),  # FalkorDB reads `<-1` after a value as `< -1`
+    ("MATCH (n) WHERE (id(n)) < 0 RETURN count(n)", 0),
+    ("MATCH (n) WHERE `id`(n) < 0 RETURN count(n)", 0),  # a function name in backticks
     ("MATCH (n) WHERE id(n) > 5 RETURN count(n)", 194),
 ]
 
@@ -221,9 +224,25 @@ def test_the_agent_answers_a_model_that_guards_its_query_with_a_negative_id(movi
         ("MATCH (n) WHERE n.s = 'id(n) < 0' RETURN n // id(n) < 0", None),  # text, not code
         ("MATCH (n) WHERE valid(n) < 0 AND n.id(x) < 1 RETURN n", None),  # other functions
         ("MATCH (n) RETURN id(n) AS i ORDER BY id(n)", None),
+        ("MATCH (n) WHERE n.i > 0 // `id`(n) < 0\nRETURN n", None),  # a backtick name in a comment
+        ("MATCH (n) WHERE f(id(n)) >= 1 RETURN n", "MATCH (n) WHERE f((id(n) + 0)) >= 1 RETURN n"),  # harmless
     ],
 )
 def test_only_ordered_comparisons_of_id_are_rewritten(query, sent):
     from nodes.graphdb.id_ranges import guard_id_ranges
 
     assert guard_id_ranges(query) == (sent or query)
+
+
+def test_columns_are_named_as_the_query_was_written(movies_db):
+    result = movies_db.query("MATCH (m:Movie) RETURN id(m) > 3 AS later, id(m) < 2 LIMIT 1")
+    assert result.columns == ["later", "id(m) < 2"]
+
+
+def test_the_guard_scans_a_long_query_in_linear_time():
+    from nodes.graphdb.id_ranges import guard_id_ranges
+
+    query = "RETURN " + "id(n)+" * 3300 + "1"  # near the 20,000-character cap: thousands of calls
+    started = time.process_time()
+    guard_id_ranges(query)
+    assert time.process_time() - started < 0.5

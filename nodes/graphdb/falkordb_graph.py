@@ -369,6 +369,9 @@ class FalkorDBGraph:
             return QueryResult(query=cypher)
         elapsed = (time.perf_counter() - started) * 1000
         columns = [h[1] if isinstance(h, (list, tuple)) else str(h) for h in (raw.header or [])]
+        if sent != cypher:  # the columns are named as the query was written, not as it was sent
+            written = return_columns(cypher)
+            columns = written if written and len(written) == len(columns) else columns
         rows = raw.result_set or []
         truncated = row_cap is not None and len(rows) > row_cap
         if truncated:
@@ -384,7 +387,7 @@ class FalkorDBGraph:
     def write(self, cypher: str, params: dict[str, Any] | None = None) -> None:
         def attempt() -> None:
             try:
-                self._graph.query(_strip(cypher), params)
+                self._graph.query(guard_id_ranges(_strip(cypher)), params)
             except Exception as e:
                 raise self._translate(e, cypher) from e
 

@@ -4,6 +4,7 @@ without opening anything (so the command line and the run-context schemas need n
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 from urllib.parse import SplitResult, unquote, urlsplit
 
@@ -17,18 +18,48 @@ NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 
 FALKORDB_SCHEMES = ("falkordb", "redis")
+_PASSWORD = re.compile(r"(//[^/@:\s]*):[^/@\s]*@")
+
+
+def shown_url(url: str) -> str:
+    """`url` as a message may show it: a password written in it is replaced by `***` (messages reach
+    the server's clients, and logs)."""
+    return _PASSWORD.sub(r"\1:***@", url)
 
 
 def with_url_read(connection_args: dict[str, Any] | None) -> dict[str, Any]:
     """`connection_args` whose `url` or `uri` is a FalkorDB URL (`falkordb://host:port/graph`, the form
     a run's `database_url` takes) as the backend, host, port, credentials and graph it names; other
-    arguments as given. biochatter's `url`/`uri` otherwise name a Neo4j server."""
+    arguments as given (biochatter's `url`/`uri` otherwise name a Neo4j server). Beside a URL only the
+    graph may be given: a host, port, user, password or backend it does not match is refused, rather
+    than one of the two silently winning."""
     args = dict(connection_args or {})
-    url = args.get("url") or args.get("uri")
-    if not isinstance(url, str) or urlsplit(url.strip()).scheme not in FALKORDB_SCHEMES:
+    urls = {str(args[k]).strip() for k in ("url", "uri") if args.get(k)}
+    if len(urls) > 1:
+        raise ConfigurationError(
+            f"connection_args give both url and uri, and they differ ({', '.join(sorted(map(shown_url, urls)))})"
+        )
+    url = urls.pop() if urls else ""
+    if urlsplit(url).scheme.lower() not in FALKORDB_SCHEMES:
         return args
     rest = {k: v for k, v in args.items() if k not in ("url", "uri") and v is not None}
-    return {**connection_args_from_url(url.strip(), rest.get("graph") or rest.get("db_name")), **rest}
+    named = connection_args_from_url(url, rest.get("graph") or rest.get("db_name"))
+    given = {
+        "backend": rest.get("backend"),
+        "host": rest.get("host"),
+        "port": rest.get("port"),
+        "user": rest.get("username", rest.get("user")),
+        "password": rest.get("password"),
+    }
+    named_as = {**named, "user": named.get("username")}
+    for key, value in given.items():
+        if value is not None and str(value).strip().lower() != str(named_as.get(key)).strip().lower():
+            shown = "***" if key == "password" else repr(value)
+            raise ConfigurationError(
+                f"connection_args name a FalkorDB URL ({shown_url(url)!r}) and {key}={shown}, which it does not "
+                "match: give the server once (the URL, or backend/host/port), and only `graph` beside a URL"
+            )
+    return {**named, **{k: v for k, v in rest.items() if k in ("graph", "db_name", "data_dir")}}
 
 
 def backend_of(connection_args: dict[str, Any] | None) -> str:
@@ -49,7 +80,7 @@ def _port(parts: SplitResult, url: str) -> int | None:
     try:
         return parts.port
     except ValueError as e:
-        raise ConfigurationError(f"the database URL {url!r} has an invalid port: {e}") from e
+        raise ConfigurationError(f"the database URL {shown_url(url)!r} has an invalid port: {e}") from e
 
 
 def connection_args_from_url(url: str | None, graph: str | None = None) -> dict[str, Any]:
@@ -60,14 +91,16 @@ def connection_args_from_url(url: str | None, graph: str | None = None) -> dict[
         return {"backend": "falkordb", "graph": graph or default_graph()}
     parts = urlsplit(url)
     if parts.query or parts.fragment:
-        raise ConfigurationError(f"the database URL {url!r} has a query or fragment; write the database as its path")
+        raise ConfigurationError(
+            f"the database URL {shown_url(url)!r} has a query or fragment; write the database as its path"
+        )
     port = _port(parts, url)
     path = parts.path.strip("/") or None
     user = unquote(parts.username) if parts.username else None
     password = unquote(parts.password) if parts.password else None
     if parts.scheme in FALKORDB_SCHEMES:
         if not parts.hostname:
-            raise ConfigurationError(f"the database URL {url!r} names no host: write falkordb://host:port")
+            raise ConfigurationError(f"the database URL {shown_url(url)!r} names no host: write falkordb://host:port")
         return {
             "backend": "falkordb",
             "graph": graph or path or default_graph(),
@@ -78,7 +111,7 @@ def connection_args_from_url(url: str | None, graph: str | None = None) -> dict[
         }
     if parts.scheme in NEO4J_SCHEMES:
         if not parts.hostname:
-            raise ConfigurationError(f"the database URL {url!r} names no host: write neo4j://host:7687")
+            raise ConfigurationError(f"the database URL {shown_url(url)!r} names no host: write neo4j://host:7687")
         netloc = parts.netloc.rpartition("@")[2]
         configured = user is None and password is None and _is_configured_neo4j(parts)
         return {
@@ -91,7 +124,7 @@ def connection_args_from_url(url: str | None, graph: str | None = None) -> dict[
             "database": graph or path,
         }
     raise ConfigurationError(
-        f"unsupported database URL {url!r}: use 'embedded', 'falkordb://host:port' or a Neo4j URI "
+        f"unsupported database URL {shown_url(url)!r}: use 'embedded', 'falkordb://host:port' or a Neo4j URI "
         f"({', '.join(s + '://' for s in NEO4J_SCHEMES)})"
     )
 
@@ -148,10 +181,11 @@ def check_allowed_database(url: str, own: Any) -> None:
     wanted = server_of(connection_args_from_url(url))
     if wanted == server_of(own) or wanted in {server_of(connection_args_from_url(u)) for u in allowed}:
         return
-    listed = ", ".join(allowed) or "none"
+    listed = ", ".join(shown_url(u) for u in allowed) or "none"
     raise ConfigurationError(
-        f"this run may not use the database {url!r}: runs may use the agent's own database and those the operator "
-        f"lists in {ALLOWED_DATABASES_ENV} (now: {listed}; a comma-separated list of URLs, or * for any)"
+        f"this run may not use the database {shown_url(url)!r}: runs may use the agent's own database and "
+        f"those the operator lists in {ALLOWED_DATABASES_ENV} (now: {listed}; a comma-separated list of URLs, "
+        "or * for any)"
     )
 
 
