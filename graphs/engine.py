@@ -186,7 +186,8 @@ class ReflexionAgent(AgentLoop[ResultT]):
         if "stop_reason" not in update:
             revised: ReflexionState = {**state, **update}  # type: ignore[typeddict-item]
             update["stop_reason"] = self._stop_reason(revised)
-            stopped = stopped_tool_message(update["messages"], update["stop_reason"]) if update["stop_reason"] else None
+            reason = update["stop_reason"]
+            stopped = stopped_tool_message(update["messages"], f"the loop stopped ({reason})") if reason else None
             if stopped is not None:
                 update["messages"].append(stopped)
             elif satisfied_by_score(revised, self._score_threshold()) is False:

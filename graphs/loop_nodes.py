@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import BaseMessage, RemoveMessage
 from langgraph._internal._runnable import RunnableCallable
 from langgraph.graph import END, START, StateGraph
 
@@ -22,6 +22,7 @@ from graphs.labelled_routes import labelled
 from nodes.common.reply import REPLY_NODE, reply_update
 from nodes.common.responder import ResponderReply
 from nodes.common.responder_with_retries import arespond_with, respond_with
+from nodes.common.turns import new_user_message
 from nodes.reflexion.prompt_view import prompt_messages
 from nodes.reflexion.steps import (
     draft_update,
@@ -38,15 +39,6 @@ from schemas.reflexion import ReflexionState
 
 if TYPE_CHECKING:
     from graphs.loop import AgentLoop, Turn
-
-
-def abandoned_call(messages: Sequence[BaseMessage]) -> ToolMessage | None:
-    """The answer to a tool call a paused run left unanswered when a new question came (the reviewer
-    never decided), or None: chat APIs refuse a conversation with a tool call nothing answered."""
-    last = messages[-1] if messages else None
-    if not (isinstance(last, AIMessage) and last.tool_calls):
-        return None
-    return ToolMessage(content="Not executed: a new question came first.", tool_call_id=last.tool_calls[-1]["id"] or "")
 
 
 class LoopNodes:
@@ -68,29 +60,26 @@ class LoopNodes:
         memory. A user message is this run's only if no run took it before (`asked_id`): a run that
         paused or was cut off leaves its own question last, and must not answer it again."""
         messages = state.get("messages") or []
-        last = messages[-1] if messages else None
         question = (state.get("question") or "").strip()
-        fresh = isinstance(last, HumanMessage) and (last.id is None or last.id != state.get("asked_id"))
-        before = messages[:-1] if fresh else messages
         asked: dict[str, Any] = {}
-        message: BaseMessage | None = None
-        if fresh and isinstance(last, HumanMessage):
-            message = last
-            if last.content != self.agent._question_message(question).content:  # `execute` shapes its own
-                question = last.text.strip()
-                asked["question"] = question
-                message = self.agent._question_message(question)
-                message.id = last.id  # replaces the raw message in the memory
-        elif question:
+        last = new_user_message(state)
+        before = messages[:-1] if last is not None else messages
+        message: BaseMessage | None = last
+        if last is not None and last.content != self.agent._question_message(question).content:
+            question = last.text.strip()  # a user message, not shaped as `execute` shapes its own
+            asked["question"] = question
+            message = self.agent._question_message(question)
+            message.id = last.id  # replaces the raw message in the memory
+        elif last is None and question:
             message = self.agent._question_message(question)
             message.id = str(uuid.uuid4())
         memory: list[BaseMessage] = list(messages)
         if message is not None:
             written: list[BaseMessage] = [] if message is last else [message]
-            abandoned = abandoned_call(before)
+            abandoned = stopped_tool_message(before, "a new question came first")
             if abandoned is not None:  # the run before paused on a tool call and was left: answer it first
                 message = message.model_copy(update={"id": str(uuid.uuid4())})
-                written = [*([RemoveMessage(id=last.id)] if fresh and last and last.id else []), abandoned, message]
+                written = [*([RemoveMessage(id=last.id)] if last is not None and last.id else []), abandoned, message]
             asked["asked_id"] = message.id
             if written:
                 asked["messages"] = written
@@ -161,7 +150,10 @@ class LoopNodes:
         revision whose tool call nothing answered (a route of a user's own that ended the run with no
         stop reason) is answered first, so the memory stays a tool conversation a thread can go on with."""
         update = reply_update(self.agent._parse_final_result(state), state.get("stop_reason"))
-        unanswered = stopped_tool_message(state.get("messages") or [], state.get("stop_reason") or "ended")  # type: ignore[arg-type]
+        reason = state.get("stop_reason")
+        unanswered = stopped_tool_message(
+            state.get("messages") or [], f"the loop stopped ({reason or 'its route ended it'})"
+        )
         if unanswered is not None:
             update["messages"] = [unanswered, *update["messages"]]
         return update

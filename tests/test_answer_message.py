@@ -208,11 +208,7 @@ def test_a_flow_asked_again_after_a_paused_run_answers_the_new_question(movies_d
 
 
 def test_a_route_of_the_users_own_that_ends_with_no_stop_reason_leaves_a_valid_conversation():
-    from tests.test_reflexion_engine import CalculatorAgent
-
-    class OneShot(CalculatorAgent):
-        def _should_continue(self, state):
-            return "__end__"
+    from tests.test_reflexion_engine import OneShot
 
     model = ScriptedChatModel(
         replies=[tool_reply("Draft", {"answer": "0+0"}), tool_reply("Revision", {"revised_answer": "2+2"})]

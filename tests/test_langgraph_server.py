@@ -347,3 +347,31 @@ def test_the_javascript_sdk_sees_each_error_by_its_message_and_the_answer_messag
     every_error = [views["waitBadDatabaseUrl"], views["waitUnknownField"], *views["streamMissingProvider"]]
     assert not any("An internal error occurred" in error for error in every_error), views
     assert f"```cypher\n{TOM_HANKS_QUERY}\n```" in views["chat"] and "| Cast Away |" in views["chat"]
+
+
+def test_a_question_sent_over_a_run_left_paused_is_answered_as_itself(server, movies_db):
+    """A client leaves a run paused for approval and sends the thread a new question: the new one is
+    answered, and every request the model's server gets is a conversation OpenAI accepts (each tool
+    call answered before the next turn), though the paused run's call was never decided."""
+    url, stub = server
+    client = get_sync_client(url=url)
+    thread = client.threads.create()["thread_id"]
+    client.runs.wait(
+        thread,
+        "kg_reflexion",
+        input={"messages": [{"role": "user", "content": "Tom Hanks movies?"}]},
+        context={"require_approval": True},
+    )
+    assert client.threads.get_state(thread)["next"] == ["execute_tool"]  # paused, and left so
+    asked = len(stub.requests)
+    output = client.runs.wait(
+        thread, "kg_reflexion", input={"messages": [{"role": "user", "content": "Who directed The Matrix?"}]}
+    )
+    assert output["question"] == "Who directed The Matrix?" and output["query"] == OTHER_QUERY
+    assert ["Lana Wachowski"] in output["rows"]
+    for request in stub.requests[asked:]:
+        sent = request["messages"]
+        for i, message in enumerate(sent):
+            for call in message.get("tool_calls") or []:
+                answers = [m for m in sent[i + 1 :] if m["role"] == "tool" and m["tool_call_id"] == call["id"]]
+                assert answers, f"tool call {call['id']} is never answered in {sent}"

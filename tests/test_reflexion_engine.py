@@ -69,11 +69,14 @@ def test_a_custom_tool_runs_through_the_same_loop_and_hooks():
     assert agent.finals == [result]
 
 
-def test_an_overridden_should_continue_routes_the_loop():
-    class OneShot(CalculatorAgent):
-        def _should_continue(self, state):
-            return "__end__"
+class OneShot(CalculatorAgent):
+    """biochatter's `_should_continue` of a user's own: one revision, then the end."""
 
+    def _should_continue(self, state):
+        return "__end__"
+
+
+def test_an_overridden_should_continue_routes_the_loop():
     model = ScriptedChatModel(
         replies=[tool_reply("Draft", {"answer": "0+0"}), tool_reply("Revision", {"revised_answer": "1+1"})]
     )

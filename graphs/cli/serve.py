@@ -90,7 +90,7 @@ def refuse_busy_port(host: str, port: int) -> None:
 def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, reload: bool = False) -> None:
     """Replace this process with the server (Ctrl-C stops it). langgraph.json names the registry's
     graphs by module (`graphs.registry:<name>`), so any working directory serves; the server keeps
-    its threads in `.langgraph_api/` there. A busy port is refused before anything is started."""
-    refuse_busy_port(host, port)
+    its threads in `.langgraph_api/` there. `reflexion serve` refuses a busy port first
+    (`refuse_busy_port`), before it says where it serves."""
     command = serve_command(host, port, reload)
     os.execve(command[0], command, offline_environment())

@@ -200,15 +200,14 @@ def revise_update(
     }
 
 
-def stopped_tool_message(messages: list[BaseMessage], stop_reason: StopReason) -> ToolMessage | None:
-    """Answers the last revision's tool call when the loop ends, so the memory stays a valid
-    tool conversation (a thread can continue) and says why the loop stopped; None when the
-    last reply called no tool (text protocols), as there is nothing to answer."""
+def stopped_tool_message(messages: Sequence[BaseMessage], why: str) -> ToolMessage | None:
+    """Answers the last reply's tool call when nothing will run it (the loop stopped, or a new
+    question came while a run waited for approval), so the memory stays a valid tool conversation
+    that a thread can continue, and says why; None when the last reply called no tool (text
+    protocols, or a call already answered), as there is nothing to answer."""
     last = messages[-1] if messages else None
     if not (isinstance(last, AIMessage) and last.tool_calls):
         return None
     return ToolMessage(
-        content=f"Not executed: the loop stopped ({stop_reason}).",
-        tool_call_id=last_tool_call_id(messages),
-        artifact={"stopped": stop_reason},
+        content=f"Not executed: {why}.", tool_call_id=last_tool_call_id(messages), artifact={"stopped": why}
     )

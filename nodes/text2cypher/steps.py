@@ -19,6 +19,7 @@ from langgraph.types import interrupt
 
 from nodes.common.approval import approval_request, read_decision
 from nodes.common.schema_text import schema_text
+from nodes.common.turns import new_user_message
 from nodes.models.wire import without_surrogates
 from nodes.prompts.text2cypher import (
     CORRECT_INSTRUCTION,
@@ -54,10 +55,9 @@ def asked_question(state: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     message; a caller of `ask` sends `question`, which enters the memory as a user message. A user
     message is this run's only if no run took it before (`asked_id`): a run that paused or was cut
     off leaves its own question last, and must not answer it again."""
-    messages = state.get("messages") or []
-    last = messages[-1] if messages else None
-    if isinstance(last, HumanMessage) and (last.id is None or last.id != state.get("asked_id")):
-        return last.text.strip(), {"asked_id": last.id, "messages": []}
+    asked = new_user_message(state)
+    if asked is not None:
+        return asked.text.strip(), {"asked_id": asked.id, "messages": []}
     question = (state.get("question") or "").strip()
     if not question:
         return "", {"messages": []}
