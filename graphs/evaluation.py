@@ -14,7 +14,7 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
 
@@ -25,9 +25,10 @@ from nodes.evaluation.dataset import EvalItem
 from nodes.evaluation.faults import FAULTS
 from nodes.evaluation.fit import dataset_fit
 from nodes.evaluation.gold import GoldResult, run_gold
-from nodes.evaluation.oracle import CURRENT_RUN, GoldChatModel, gold_run
+from nodes.evaluation.oracle import CURRENT_RUN, GoldChatModel, GoldRun, gold_run
 from nodes.evaluation.report import group_score, groups
 from nodes.evaluation.scoring import rows_match
+from nodes.evaluation.simulated import Misbehaviour, SimulatedChatModel, simulated_run
 from nodes.graphdb.protocol import GraphDatabase, graph_name
 from nodes.models.resolve import chat_model_from_env
 from schemas.constants import EVAL_MAX_STEPS as EVAL_MAX_STEPS  # the CLI's parser shows them without this module
@@ -37,7 +38,7 @@ from schemas.evaluation import AgentAnswer, EvaluationReport, QuestionTrace
 from schemas.run_result import QueryAnswer
 from schemas.text2cypher import Flow
 
-GOLD_MODELS = ("oracle", "corrupt")
+GOLD_MODELS = ("oracle", "corrupt", "simulated")
 EVAL_ROW_CAP = 10_000  # gold and answers share one cap; a gold result above it is excluded
 
 
@@ -112,8 +113,21 @@ def answer_of(result: Any) -> AgentAnswer:
     )
 
 
+def model_run(item: EvalItem, gold: GoldResult, fault: str | None, misbehaviour: Misbehaviour | None) -> GoldRun | None:
+    """What the gold-knowing model knows of one question (`CURRENT_RUN`): the simulated model's run when
+    `misbehaviour` is given, else the oracle's or corrupting model's; None when `fault` does not apply."""
+    if misbehaviour is not None:
+        return simulated_run(item.question, item.cypher, gold.rows, misbehaviour)
+    return gold_run(item.question, item.cypher, fault)
+
+
 async def _score(
-    runner: Contestant, item: EvalItem, gold: GoldResult, fault: str | None, gate: asyncio.Semaphore
+    runner: Contestant,
+    item: EvalItem,
+    gold: GoldResult,
+    fault: str | None,
+    gate: asyncio.Semaphore,
+    misbehaviour: Misbehaviour | None = None,
 ) -> QuestionTrace:
     trace = QuestionTrace(
         index=item.index,
@@ -123,10 +137,12 @@ async def _score(
         fault=fault,
         gold_rows=len(gold.rows),
     )
-    run = gold_run(item.question, item.cypher, fault)
+    run = model_run(item, gold, fault, misbehaviour)
     if run is None:
         trace.excluded = f"the fault {fault} does not apply"
         return trace
+    if misbehaviour is not None:  # the simulated model's first draft: its mistake, or none
+        trace.fault = getattr(run, "fault", None) or "none"
     async with gate:
         token = CURRENT_RUN.set(run)
         started = time.perf_counter()
@@ -158,11 +174,13 @@ async def evaluate(
     on_start: Callable[[int], None] | None = None,
     on_done: Callable[[QuestionTrace], None] | None = None,
     force: bool = False,
+    misbehaviour: Misbehaviour | None = None,
 ) -> EvaluationReport:
     """Score `agent` over `items` (see the module docstring); `on_done` sees each finished question, after
     `on_start` learnt how many will run (the gold queries have run by then).
     `trust_non_empty_result` is the Reflexion agent's stop rule (flows ignore it). A dataset that
-    does not fit the graph (`nodes.evaluation.fit`) is refused with `ConfigurationError` unless `force`."""
+    does not fit the graph (`nodes.evaluation.fit`) is refused with `ConfigurationError` unless `force`.
+    `misbehaviour` sets the simulated model's rates (its defaults when None)."""
     if concurrency < 1:
         raise ConfigurationError(f"concurrency must be at least 1, got {concurrency}")
     kinds: list[str | None] = [None]
@@ -172,8 +190,15 @@ async def evaluate(
         if unknown:
             raise ConfigurationError(f"unknown fault kind(s) {', '.join(sorted(unknown))}; known: {', '.join(FAULTS)}")
         kinds = list(asked)
+    if model == "simulated":
+        misbehaviour = misbehaviour or Misbehaviour()
+    elif misbehaviour is not None:
+        raise ConfigurationError("misbehaviour rates apply to the simulated model only")
     if chat is None:
-        chat = GoldChatModel() if model in GOLD_MODELS else chat_model_from_env(model)
+        if model == "simulated":
+            chat = SimulatedChatModel()
+        else:
+            chat = GoldChatModel() if model in GOLD_MODELS else chat_model_from_env(model)
     started = time.perf_counter()
     gold = await asyncio.to_thread(run_gold, db, items, timeout=query_timeout, row_cap=EVAL_ROW_CAP)
     fit = await asyncio.to_thread(dataset_fit, db, items, gold)
@@ -194,7 +219,7 @@ async def evaluate(
         on_start(len(runnable) * len(kinds))
 
     async def one(item: EvalItem, fault: str | None) -> QuestionTrace:
-        trace = await _score(runner, item, gold[item.index], fault, gate)
+        trace = await _score(runner, item, gold[item.index], fault, gate, misbehaviour)
         if on_done is not None:
             on_done(trace)
         return trace
@@ -212,7 +237,7 @@ async def evaluate(
         not_applicable=sum(1 for t in traces if t.excluded),
         overall=group_score("all", scored),
         by_type=groups(scored, lambda t: t.type),
-        by_fault=groups(scored, lambda t: t.fault) if model == "corrupt" else [],
+        by_fault=groups(scored, lambda t: t.fault) if model in ("corrupt", "simulated") else [],
         wall_s=time.perf_counter() - started,
         concurrency=concurrency,
         traces=excluded + traces,
@@ -222,5 +247,6 @@ async def evaluate(
             "row_cap": EVAL_ROW_CAP,
             "trust_non_empty_result": trust_non_empty_result,
             "faults": [k for k in kinds if k],
+            **({"misbehaviour": asdict(misbehaviour)} if misbehaviour is not None else {}),
         },
     )

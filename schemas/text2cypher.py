@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, field_validator
 from typing_extensions import TypedDict
 
 from schemas.constants import Flow as Flow  # the flows' names, in a module the CLI's parser reads cheaply
+from schemas.query_check import ValueMapping as ValueMapping  # the flows' results name it
 from schemas.reflexion import TokenUsage
 from schemas.reply_text import stop_words
 from schemas.run_result import RunResult
@@ -80,15 +81,6 @@ class InformationCheck(BaseModel):
     missing: list[str] = Field(
         default_factory=list, description="If not enough: further questions to fetch (at most 3)."
     )
-
-
-class ValueMapping(BaseModel):
-    """A literal in a query that matched no stored value, and the stored value used instead."""
-
-    label: str
-    property: str
-    given: str
-    mapped: str
 
 
 class Attempt(BaseModel):

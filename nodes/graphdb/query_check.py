@@ -1,0 +1,291 @@
+"""Check a query against the graph before it runs, with no model call.
+
+A query that names what the graph does not hold runs without error and returns wrong rows or none:
+a label or property in the wrong case, a relationship turned round, a property the graph does not
+have, a value spelt otherwise than it is stored. Such a result looks like an answer; a model that
+praises its own revision ends the run on it. So every query is checked first against what the graph
+holds (`nodes.graphdb.graph_facts`): its labels, its relationship types and the direction of each
+between the labels it gives, the properties it reads on each label, and the literal values it
+filters on.
+
+What the check finds becomes either a repair or a finding:
+
+- A **repair** is applied without asking the model when it is certain: the name exists in the graph
+  in another case only (`:movie` is `:Movie`, `m.Title` is `m.title`), a relationship exists between
+  those two labels only the other way round, or a value is stored in a form it unmistakably means
+  (another case or spacing, a typo in a name, '42' for 42). The query that runs has the repair; the
+  model and the result are told what was repaired.
+- A **finding** is told to the model with the result: what the graph does not hold and what it holds
+  instead ("Movie has no property `rating`; it has: released, tagline, title"). A finding about the
+  query's structure blocks: the stop rules do not take such a result as the answer. A value that is
+  not stored in any form is a fact, not a mistake: "no Movie has title 'Inception'" explains a
+  result without rows, which is then the answer.
+
+`repair=False` turns the structural repairs into findings; `map_values=False` turns value repairs
+into findings.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from nodes.graphdb.cypher_patterns import Name, NodePattern, ReadQuery, RelPattern, Span, read_query
+from nodes.graphdb.graph_facts import GraphFacts
+from schemas.query_check import QueryCheck, ValueMapping
+
+Kind = Literal["node", "relationship"]
+
+
+@dataclass
+class _Check:
+    """One check's working state: the edits to make, what to say, and whether anything was unknown."""
+
+    cypher: str
+    edits: dict[Span, str] = field(default_factory=dict)
+    repairs: list[str] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)
+    blocking: bool = False
+    unknown: bool = False
+    mappings: list[ValueMapping] = field(default_factory=list)
+
+    def repair(self, span: Span, text: str, said: str) -> None:
+        self.edits[span] = text
+        if said not in self.repairs:
+            self.repairs.append(said)
+
+    def find(self, said: str, *, blocking: bool = True) -> None:
+        if said not in self.findings:
+            self.findings.append(said)
+        self.blocking = self.blocking or blocking
+
+    def repaired_query(self) -> str:
+        """The query with every edit made, the later ones first so earlier spans stay where they are;
+        an edit overlapping one already made is left out."""
+        text, last_start = self.cypher, len(self.cypher) + 1
+        for (start, end), new in sorted(self.edits.items(), reverse=True):
+            if end > last_start:
+                continue
+            text = text[:start] + new + text[end:]
+            last_start = start
+        return text
+
+
+def _listed(names: Iterable[str], limit: int = 12) -> str:
+    shown = sorted(set(names))
+    more = f" and {len(shown) - limit} more" if len(shown) > limit else ""
+    return ", ".join(shown[:limit]) + more if shown else "none"
+
+
+def _literal_text(value: Any, like: str) -> str:
+    """`value` written as a Cypher literal, a string in the quotes of `like` when that was one."""
+    if isinstance(value, str):
+        quote = like[0] if like[:1] in "'\"" else "'"
+        return quote + value.replace("\\", "\\\\").replace(quote, "\\" + quote) + quote
+    return json.dumps(value)
+
+
+class QueryChecker:
+    """Checks queries against one graph (see the module docstring)."""
+
+    def __init__(self, facts: GraphFacts, *, repair: bool = True, map_values: bool = True) -> None:
+        self.facts, self.repair, self.map_values = facts, repair, map_values
+
+    def check(self, cypher: str) -> QueryCheck:
+        query = read_query(cypher)
+        work = _Check(cypher)
+        labels = self._names(work, [n for node in query.nodes for n in node.labels], "label", self.facts.labels)
+        labels.update(self._names(work, [n for _, n in query.label_tests], "label", self.facts.labels))
+        types = self._names(
+            work, [t for rel in query.relationships for t in rel.types], "relationship type", self.facts.types
+        )
+        node_vars = {v: {labels.get(x, x) for x in ls} for v, ls in query.node_labels().items()}
+        rel_vars = {v: {types.get(x, x) for x in ts} for v, ts in query.relationship_types().items()}
+        for rel in query.relationships:
+            self._direction(work, rel, labels, types, node_vars)
+        self._properties(work, query, labels, types, node_vars, rel_vars)
+        self._values(work, query, labels, node_vars)
+        return QueryCheck(
+            written=cypher,
+            query=work.repaired_query(),
+            repairs=work.repairs,
+            findings=work.findings,
+            blocking=work.blocking,
+            verified=not work.unknown and not query.unread and not work.blocking,
+            mappings=work.mappings,
+        )
+
+    # -- names ---------------------------------------------------------------------------------
+
+    def _names(self, work: _Check, written: list[Name], noun: str, known: list[str]) -> dict[str, str]:
+        """Each name the graph lacks, repaired to the one it has in another case (or found): the map
+        from the name as written to the graph's."""
+        fixed: dict[str, str] = {}
+        for name in written:
+            if name.text in known:
+                continue
+            same = GraphFacts.same_but_case(name.text, known)
+            if len(same) == 1 and self.repair:
+                fixed[name.text] = same[0]
+                work.repair(name.span, same[0], f"the {noun} {name.text} is {same[0]} in the graph")
+            elif len(same) == 1:
+                work.find(f"the graph has no {noun} {name.text}; it has {same[0]}")
+            else:
+                work.find(f"the graph has no {noun} {name.text}; its {noun}s are: {_listed(known)}")
+        return fixed
+
+    # -- relationships -------------------------------------------------------------------------
+
+    def _side(self, node: NodePattern, labels: dict[str, str], node_vars: dict[str, set[str]]) -> list[str | None]:
+        """The graph's labels of one end of a relationship ([None] when it names none it has)."""
+        named = {labels.get(n.text, n.text) for n in node.labels}
+        if not named and node.var:
+            named = node_vars.get(node.var, set())
+        return sorted(n for n in named if n in self.facts.labels) or [None]
+
+    def _joins(self, starts: list[str | None], rel_type: str, ends: list[str | None]) -> bool | None:
+        """Whether `rel_type` goes from one of `starts` to one of `ends`; None if that is not known."""
+        answers = [self.facts.connects(s, rel_type, e) for s in starts for e in ends]
+        return True if True in answers else (None if None in answers else False)
+
+    def _direction(
+        self,
+        work: _Check,
+        rel: RelPattern,
+        labels: dict[str, str],
+        types: dict[str, str],
+        node_vars: dict[str, set[str]],
+    ) -> None:
+        """The relationship joins the labels at its ends in the direction written; else it is turned
+        round when the graph has it only the other way, or found."""
+        if len(rel.types) != 1 or rel.variable_length:
+            return
+        rel_type = types.get(rel.types[0].text, rel.types[0].text)
+        if rel_type not in self.facts.types:
+            return  # found already
+        left, right = self._side(rel.left, labels, node_vars), self._side(rel.right, labels, node_vars)
+        if left == [None] and right == [None]:
+            return
+        if rel.direction == "both":
+            joined = self._joins(left, rel_type, right)
+            if joined is False:
+                joined = self._joins(right, rel_type, left)
+            if joined is None:
+                work.unknown = True
+            elif not joined:
+                work.find(self._no_join(rel_type, left, right))
+            return
+        start, end = (left, right) if rel.direction == "out" else (right, left)
+        forward = self._joins(start, rel_type, end)
+        if forward:
+            return
+        backward = self._joins(end, rel_type, start) if forward is False else None
+        if forward is None or backward is None:
+            work.unknown = True
+            return
+        if not backward:
+            work.find(self._no_join(rel_type, left, right))
+            return
+        pattern = f"(:{end[0] or ''})-[:{rel_type}]->(:{start[0] or ''})".replace("(:)", "()")
+        said = f"the graph has {pattern}; the query had it the other way round"
+        if self.repair and start != end:
+            text = work.cypher[rel.span[0] : rel.span[1]]
+            flipped = "<-" + text[1:-2] + "-" if rel.direction == "out" else "-" + text[2:-1] + "->"
+            work.repair(rel.span, flipped, said)
+        else:
+            work.find(said + ": turn it round")
+
+    def _no_join(self, rel_type: str, left: list[str | None], right: list[str | None]) -> str:
+        ends = " and ".join(f":{'/'.join(str(x) for x in side)}" for side in (left, right) if side != [None])
+        seen = [f"(:{s})-[:{rel_type}]->(:{e})" for s, e in self.facts.patterns.get(rel_type, [])]
+        return f"no :{rel_type} relationship joins {ends} in either direction; the graph has {_listed(seen, 6)}"
+
+    # -- properties ----------------------------------------------------------------------------
+
+    def _properties(
+        self,
+        work: _Check,
+        query: ReadQuery,
+        labels: dict[str, str],
+        types: dict[str, str],
+        node_vars: dict[str, set[str]],
+        rel_vars: dict[str, set[str]],
+    ) -> None:
+        """Each property the query reads or matches on exists on a label (or type) it is read from;
+        else it is repaired to the one property of that name in another case, or found."""
+        wanted: list[tuple[Kind, set[str], Name]] = []
+        for read in query.reads:
+            if read.var in query.rebound:
+                continue
+            if read.var in node_vars:
+                wanted.append(("node", node_vars[read.var], read.prop))
+            elif read.var in rel_vars:
+                wanted.append(("relationship", rel_vars[read.var], read.prop))
+        for node in query.nodes:
+            owners = {labels.get(n.text, n.text) for n in node.labels}
+            wanted += [("node", owners, key) for key, _ in node.properties]
+        for rel in query.relationships:
+            owners = {types.get(t.text, t.text) for t in rel.types}
+            wanted += [("relationship", owners, key) for key, _ in rel.properties]
+        for kind, owners, prop in wanted:
+            self._property(work, kind, owners, prop)
+
+    def _property(self, work: _Check, kind: Kind, owners: set[str], prop: Name) -> None:
+        known = self.facts.labels if kind == "node" else self.facts.types
+        owners = {o for o in owners if o in known}
+        if not owners:
+            return
+        answers = [self.facts.has_property(kind, owner, prop.text) for owner in sorted(owners)]
+        if True in answers:
+            return
+        if None in answers:
+            work.unknown = True
+            return
+        has = {p for owner in owners for p in self.facts.properties_of(kind, owner)}
+        same = GraphFacts.same_but_case(prop.text, sorted(has))
+        whose = "/".join(sorted(owners))
+        if len(same) == 1 and self.repair:
+            work.repair(prop.span, same[0], f"{whose} has no property {prop.text}; it has {same[0]}")
+        else:
+            work.find(f"{whose} has no property {prop.text}; it has: {_listed(has)}")
+
+    # -- values --------------------------------------------------------------------------------
+
+    def _values(self, work: _Check, query: ReadQuery, labels: dict[str, str], node_vars: dict[str, set[str]]) -> None:
+        """Each literal a property is compared with is stored; else it is repaired to the stored value
+        it means, or found absent."""
+        for found in query.filters:
+            if isinstance(found.literal.value, bool):
+                continue
+            owners = {labels.get(x, x) for x in found.labels}
+            if not owners and found.var and found.var not in query.rebound:
+                owners = node_vars.get(found.var, set())
+            owners = {o for o in owners if o in self.facts.labels}
+            if len(owners) != 1:
+                continue
+            label = owners.pop()
+            prop = work.edits.get(found.prop.span, found.prop.text)
+            if self.facts.has_property("node", label, prop) is not True:
+                continue  # an unknown property is found (or not known) already
+            self._value(work, label, prop, found.literal.value, found.literal.span)
+
+    def _value(self, work: _Check, label: str, prop: str, given: Any, span: Span) -> None:
+        fact = self.facts.value(label, prop, given)
+        if fact.kind == "stored":
+            return
+        if fact.kind == "unknown":
+            work.unknown = True
+            return
+        shown = json.dumps(given, ensure_ascii=False)
+        if fact.kind == "absent":
+            work.find(f"no {label} has {prop} {shown}, nor a value close to it", blocking=False)
+            return
+        stored = json.dumps(fact.value, ensure_ascii=False)
+        said = f"{label}.{prop} {shown} is stored as {stored}"
+        if self.map_values:
+            work.repair(span, _literal_text(fact.value, work.cypher[span[0] : span[1]]), said)
+            work.mappings.append(ValueMapping(label=label, property=prop, given=str(given), mapped=str(fact.value)))
+        else:
+            work.find(said)
