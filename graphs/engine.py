@@ -6,8 +6,9 @@ A subclass supplies biochatter's hooks, with biochatter's names and constructor:
 `_tool_function`, `_create_initial_responder`, `_create_revise_responder`, and optionally
 `_log_step_message`, `_log_final_result`, `_parse_final_result` and `_should_continue`.
 The engine owns the rest: the revise step's score, the stop rules (step limit, score above
-the threshold, non-empty result, no progress), the skipping of an action that already ran,
-and a result that is the best executed action, typed `ResultT`.
+the threshold, non-empty result, empty result, no progress; each ends a run only when the evidence
+agrees: `nodes.reflexion.stop_rules`), the skipping of an action that already ran, and a result
+that is the best executed action, typed `ResultT`.
 """
 
 from __future__ import annotations
@@ -36,12 +37,7 @@ from nodes.reflexion.steps import (
     stopped_tool_message,
     usage_of_state,
 )
-from nodes.reflexion.stop_rules import (
-    answer_outcome,
-    check_stop,
-    satisfied_by_score,
-    unbelieved_score_note,
-)
+from nodes.reflexion.stop_rules import answer_outcome, check_stop, not_final_note
 from schemas.reflexion import ReflexionAgentResult, ReflexionState, ToolRun
 from schemas.run_result import RunResult
 from schemas.settings import AGENT_DEFAULTS, AgentSettings, checked_settings
@@ -172,13 +168,15 @@ class ReflexionAgent(AgentLoop[ResultT]):
         return float(asked) if asked is not None else self.score_threshold
 
     def _stop_reason(self, state: ReflexionState) -> str | None:
-        """The stop rules, in order: step limit, score above threshold, non-empty result, no progress."""
+        """The stop rules, in order: step limit, score above threshold, non-empty result, empty result,
+        no progress (`nodes.reflexion.stop_rules`: what evidence each needs)."""
         return check_stop(
             state,
             max_steps=self._max_steps(state),
             score_threshold=self._score_threshold(),
             max_repeats=self.max_repeats,
             trust_non_empty_result=self.trust_non_empty_result,
+            key=self._action_key,
         )
 
     def _revised(self, state: ReflexionState, reply: ResponderReply) -> dict[str, Any]:
@@ -190,8 +188,8 @@ class ReflexionAgent(AgentLoop[ResultT]):
             stopped = stopped_tool_message(update["messages"], f"the loop stopped ({reason})") if reason else None
             if stopped is not None:
                 update["messages"].append(stopped)
-            elif satisfied_by_score(revised, self._score_threshold()) is False:
-                update["notice"] = unbelieved_score_note(revised)
+            elif not reason:
+                update["notice"] = not_final_note(revised, self._score_threshold(), self._action_key)
         return update
 
     # -- running ----------------------------------------------------------------------

@@ -34,8 +34,10 @@ from graphs.runner import RunOptions
 from nodes.common.approval import approval_request, read_decision
 from nodes.common.responder import Responder, system_message
 from nodes.common.responder_with_retries import ResponderWithRetries
+from nodes.graphdb.graph_facts import GraphFacts
 from nodes.graphdb.hook_database import HookDatabase, connect_hook
 from nodes.graphdb.protocol import GraphDatabase
+from nodes.graphdb.query_check import QueryChecker
 from nodes.graphdb.run_databases import RunDatabases
 from nodes.keyed_cache import KeyedCache
 from nodes.models.resolve import chat_model_from_env
@@ -52,9 +54,11 @@ from nodes.reflexion.prompt_view import judges_error
 from nodes.reflexion.steps import last_tool_call_id, latest_action, run_from_message
 from nodes.run_context import APPROVAL_ENV, env_flag, lower
 from nodes.run_limits import recorded
+from nodes.text2cypher.context import emit
 from nodes.tools.cypher import run_cypher
 from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
 from schemas.kg_query import GenerateQuery, KGQueryResult, ReviseQuery
+from schemas.query_check import QueryCheck
 from schemas.reflexion import ReflexionState, ToolOutcome, ToolRun
 from schemas.run_context import KGQueryContext
 from schemas.settings import KG_QUERY_DEFAULTS, AgentSettings, KGQuerySettings, checked_settings
@@ -63,6 +67,7 @@ __all__ = ["GenerateQuery", "KGQueryReflexionAgent", "ResponderWithRetries", "Re
 
 REJECTED = "RejectedByReviewer"
 NO_SCHEMA = "(No schema is known for this database: write the query from the question.)"
+FACTS_MAX_AGE_S = 300.0  # how long values and properties looked up by the schema check are kept
 
 
 class ReviseResponder(Responder):
@@ -144,6 +149,7 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         self.require_approval = env_flag(APPROVAL_ENV) if require_approval is None else require_approval
         self.databases = RunDatabases(self.connection_args, database)
         self._schema_prompts = KeyedCache()  # one `SchemaPrompts` per database
+        self._facts = KeyedCache()  # one `GraphFacts` per database, for the schema check
 
     @property
     def db(self) -> GraphDatabase:
@@ -209,6 +215,37 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
             return True
         db = self.databases.opened_for(self.run_context())
         return db is not None and self._schema_prompts.peek(cast(Hashable, db)) is not None
+
+    def _checker(self) -> QueryChecker | None:
+        """The schema check of this run's database (`nodes.graphdb.query_check`), or None when the queries
+        run on a subclass's own database or the schema cannot be read: they then run unchecked. Values
+        looked up are kept `FACTS_MAX_AGE_S`, so changed data is seen."""
+        if self._brings_own_database() or not self._uses_agent_database():
+            return None
+        db = self.db
+        try:
+            schema = self._schema_texts().schema
+        except GraphDatabaseError:
+            return None
+        key = cast(Hashable, db)
+        facts = self._facts.get(key, lambda: GraphFacts(db, schema))
+        if time.monotonic() - facts.created_at > FACTS_MAX_AGE_S:
+            self._facts.clear()
+            facts = self._facts.get(key, lambda: GraphFacts(db, schema))
+        return QueryChecker(facts, repair=self.settings.repair_queries, map_values=self.settings.map_values)
+
+    def _checked(self, query: str, *, repair: bool = True) -> QueryCheck | None:
+        """`query` checked against the graph (repairs applied unless `repair` is false), or None when no
+        check can be made; what it repaired or found goes to the stream."""
+        checker = self._checker()
+        if checker is None:
+            return None
+        if not repair:
+            checker = QueryChecker(checker.facts, repair=False, map_values=False)
+        check = checker.check(query)
+        if check.repairs or check.findings:
+            emit("Query check", query=check.query, repairs=check.repairs, findings=check.findings)
+        return check
 
     def _connect_db(self) -> None:
         """biochatter's hook: open the database the queries run on (the agent's own by default)."""
@@ -306,10 +343,19 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         """Run the newest query in the memory against the graph database."""
         return self._query_message(latest_action(state), last_tool_call_id(state))
 
-    def _query_message(self, query: str, tool_call_id: str, note: str = "") -> ToolMessage:
-        outcome = run_cypher(self._tool_database(), query, rows_in_message=self.rows_in_message, **self._query_limits())
-        if note:
-            outcome = outcome.model_copy(update={"content": f"{note}\n{outcome.content}"})
+    def _query_message(self, query: str, tool_call_id: str, note: str = "", *, repair: bool = True) -> ToolMessage:
+        """Check `query` against the graph, run it (repaired) and describe the outcome: what the check
+        repaired or found comes first, so the revision reads it with the result."""
+        check = self._checked(query, repair=repair)
+        to_run = check.query if check is not None else query
+        outcome = run_cypher(
+            self._tool_database(), to_run, rows_in_message=self.rows_in_message, **self._query_limits()
+        )
+        notes = "\n".join(part for part in (note, check.notes() if check is not None else "") if part)
+        update: dict[str, Any] = {"check": check}
+        if notes:
+            update["content"] = f"{notes}\n{outcome.content}"
+        outcome = outcome.model_copy(update=update)
         return ToolMessage(content=outcome.content, tool_call_id=tool_call_id, artifact=outcome.model_dump())
 
     def _approval_required(self) -> bool:
@@ -323,7 +369,9 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         what the reviewer approved or wrote instead, or nothing if they rejected it."""
         if not self._approval_required():
             return super()._run_tool(state)
-        query = latest_action(state["messages"])
+        written = latest_action(state["messages"])
+        check = self._checked(written)  # the reviewer sees the query that would run, repairs made
+        query = check.query if check is not None else written
         call_id = last_tool_call_id(state["messages"])
         decision = read_decision(
             interrupt(approval_request(state.get("question", ""), query, state.get("steps", 0) + 1))
@@ -336,8 +384,11 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
             message = ToolMessage(content=content, tool_call_id=call_id, artifact=outcome.model_dump())
             return ToolRun(message=message, outcome=outcome, update={"error": f"rejected: {decision.reason}"})
         if decision.action == "edit" and decision.query != query:
-            message = self._query_message(
-                decision.query or "", call_id, note=f"The reviewer replaced the query with: {decision.query}"
+            message = self._query_message(  # a person's query runs as written; the check only reports
+                decision.query or "",
+                call_id,
+                note=f"The reviewer replaced the query with: {decision.query}",
+                repair=False,
             )
             run = run_from_message(state, message)
             run.update["action"] = decision.query  # the query that ran, for the repeat check and the result
@@ -356,6 +407,7 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         """Close the database connections this agent opened."""
         self.databases.close()
         self._schema_prompts.clear()
+        self._facts.clear()
 
     def execute(self, question: str, kg_prompt: str | None = None, **options: Unpack[RunOptions]) -> KGQueryResult:
         """Run the loop; `kg_prompt` defaults to one built from the live schema."""

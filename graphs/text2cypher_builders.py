@@ -1,7 +1,7 @@
 """The text-to-Cypher flows as data: one short builder per flow over the shared steps, one registry.
 
-naive:          guardrail -> generate -> map_values -> execute -> summarize -> reply
-retry:          ... execute -(error)-> correct -> map_values -> execute ...
+naive:          guardrail -> generate -> check_query -> execute -> summarize -> reply
+retry:          ... execute -(error)-> correct -> check_query -> execute ...
 retry_evaluate: ... execute -> evaluate -(poor rows)-> correct ...; a corrected query the
                 evaluator accepts is stored as a new few-shot example
 planner:        guardrail -> plan -> subquery x N (parallel, `Send`) -> check -> (next round) -> summarize
@@ -82,22 +82,22 @@ def opening(wire: Wiring, onward: str, after_guardrail: Callable[[Any], str]) ->
 
 
 #: A query drafted or corrected runs; none written (budget, a model error) goes to the summary.
-QUERY_WRITTEN: Exits = {"map_values": ("query written", "map_values"), "summarize": ("no query", "summarize")}
+QUERY_WRITTEN: Exits = {"check_query": ("query written", "check_query"), "summarize": ("no query", "summarize")}
 
 
 def one_query(wire: Wiring) -> Graph:
-    """The opening, then generate -> map_values -> execute and the summary; `execute`'s exit is the
+    """The opening, then generate -> check_query -> execute and the summary; `execute`'s exit is the
     builder's to wire. A query written (drafted or corrected) runs, unless writing it stopped the run."""
     graph = opening(wire, "generate", routes.after_guardrail)
     for name, step in (
         ("generate", steps.generate),
-        ("map_values", steps.map_values),
+        ("check_query", steps.check_query),
         ("execute", steps.execute),
         ("summarize", steps.summarize),
     ):
         graph.add_node(name, wire.node(step))
     route(graph, "generate", routes.after_query_written, QUERY_WRITTEN)
-    graph.add_edge("map_values", "execute")
+    graph.add_edge("check_query", "execute")
     graph.add_edge("summarize", REPLY_NODE)
     return graph
 
@@ -110,7 +110,7 @@ def build_naive(wire: Wiring) -> Graph:
 
 
 def with_correction(graph: Graph, wire: Wiring) -> Graph:
-    """A `correct` node, whose rewritten query goes through value mapping and runs again."""
+    """A `correct` node, whose rewritten query is checked against the graph and runs again."""
     graph.add_node("correct", wire.node(steps.correct))
     route(graph, "correct", routes.after_query_written, QUERY_WRITTEN)
     return graph

@@ -97,6 +97,7 @@ class Text2CypherFlow:
         cache_seconds: float = FLOW_DEFAULTS.cache_seconds,
         require_approval: bool | None = FLOW_DEFAULTS.require_approval,
         map_values: bool = FLOW_DEFAULTS.map_values,
+        repair_queries: bool = FLOW_DEFAULTS.repair_queries,
         checkpointer: Any = DURABLE,
     ) -> None:
         if flow not in FLOWS:
@@ -113,6 +114,7 @@ class Text2CypherFlow:
             cache_seconds=cache_seconds,
             require_approval=require_approval,
             map_values=map_values,
+            repair_queries=repair_queries,
         )
         self.settings = settings  # as given (require_approval None: the environment's, in `limits`)
         self.flow: Flow = flow

@@ -14,13 +14,15 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
+from schemas.query_check import QueryCheck
 from schemas.reply_text import fenced, markdown_table, stop_words
 from schemas.run_result import RunResult
 
 StopReason = Literal[
     "max_steps",  # the step limit was reached; the best result so far is returned
-    "score_threshold",  # the revise step scored the last result above the threshold
-    "non_empty_result",  # the last executed action returned a non-empty result
+    "score_threshold",  # the revision kept the last action and scored its result above the threshold
+    "non_empty_result",  # the revision kept the last action, whose result has rows it did not reject
+    "empty_result",  # the revision kept the last query, which found no rows where all it names exists
     "no_progress",  # the model kept proposing actions that had already run
     "model_error",  # the model's replies could not be used, even after retries
     "tool_unavailable",  # the tool (database) could not be reached
@@ -31,6 +33,9 @@ StopReason = Literal[
 `validated`, the reviewer's `rejected`) declares them in its own schema as
 `Literal[StopReason, "its_reason"]`; the engine carries them as text in the state."""
 
+
+#: The stop reasons that take the last result as the answer (`nodes.reflexion.stop_rules.accepted`).
+ACCEPTING: tuple[str, ...] = ("score_threshold", "non_empty_result", "empty_result")
 
 ROWS_SHOWN = 15  # rows a summary prints
 
@@ -69,6 +74,9 @@ class ToolOutcome(BaseModel):
     source: str | None = Field(default=None, description="Where the observation came from (a page URL).")
     detail: dict[str, Any] = Field(
         default_factory=dict, description="Agent-specific facts (a ReAct thought, arguments)."
+    )
+    check: QueryCheck | None = Field(
+        default=None, description="The schema check of the query before it ran: repairs made, what it found."
     )
 
 
@@ -169,6 +177,12 @@ class ReflexionAgentResult(RunResult):
     def queries_tried(self) -> int:
         return self.steps
 
+    @property
+    def check(self) -> QueryCheck | None:
+        """The schema check of the answer's query: the repairs made before it ran, and what it found."""
+        chosen = self._answer_outcome()
+        return chosen.check if chosen is not None else None
+
     def summary(self) -> str:
         lines = [
             f"Stopped: {self.stop_reason} after {self.steps} step(s); score {self.score}; "
@@ -197,11 +211,14 @@ class ReflexionAgentResult(RunResult):
         else:
             if self.tool_result is None:
                 said = f"The last {noun} tried:"
-            elif self.stop_reason in ("score_threshold", "non_empty_result"):
+            elif self.stop_reason in ACCEPTING:
                 said = f"The {noun} that answers:"
             else:
                 said = f"The best {noun} that ran:"
-            parts += [said, fenced(self.answer, self.action_language), self._result_text(chosen)]
+            parts += [said, fenced(self.answer, self.action_language)]
+            if chosen is not None and chosen.check is not None and chosen.check.notes():
+                parts.append(chosen.check.notes())
+            parts.append(self._result_text(chosen))
         if self.stop_reason:
             why = stop_words(self.stop_reason)
             told = self.answer is None or self.error == (chosen.error if chosen else None)

@@ -160,6 +160,16 @@ class DatabaseSettings(Settings):
         description="Seconds a query may run",
     )
     row_cap: int | None = Field(default=100, ge=1, le=MAX_ROW_CAP, description="Rows a query may return")
+    map_values: bool = Field(
+        default=True,
+        description="Replace a literal the graph does not store by the stored value it unmistakably means "
+        "(never for IDs or codes); false runs the model's literals as written",
+    )
+    repair_queries: bool = Field(
+        default=True,
+        description="Before a query runs, repair what is certain: a label, relationship type or property "
+        "written in another case, a relationship the graph has only the other way round; false only reports them",
+    )
     require_approval: bool | None = Field(
         default=None,
         description="Pause before each generated query runs (LangGraph interrupt); resume with "
@@ -200,11 +210,6 @@ class FlowSettings(DatabaseSettings):
         le=MAX_CACHE_SECONDS,
         json_schema_extra=SECONDS,
         description="Seconds the graph's schema is kept before it is read again",
-    )
-    map_values: bool = Field(
-        default=True,
-        description="Replace a literal the graph does not store by the stored value it unmistakably means "
-        "(never for IDs or codes); false runs the model's literals as written",
     )
 
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, field_validator
 from typing_extensions import TypedDict
 
 from schemas.constants import Flow as Flow  # the flows' names, in a module the CLI's parser reads cheaply
+from schemas.query_check import QueryCheck
 from schemas.query_check import ValueMapping as ValueMapping  # the flows' results name it
 from schemas.reflexion import TokenUsage
 from schemas.reply_text import stop_words
@@ -37,6 +38,12 @@ class GuardrailDecision(BaseModel):
     suggestions: list[str] = Field(
         default_factory=list, description="If not answerable: 2-3 questions the graph can answer."
     )
+
+
+class StandaloneQuestion(BaseModel):
+    """The user's latest question, rewritten to be understood without the conversation before it."""
+
+    question: str = Field(description="The question, with what its references stand for named.")
 
 
 class CypherQuery(BaseModel):
@@ -93,6 +100,7 @@ class Attempt(BaseModel):
     error: str | None = None
     critique: str | None = None
     mappings: list[ValueMapping] = Field(default_factory=list)
+    check: QueryCheck | None = Field(default=None, description="The schema check of the query before it ran.")
 
 
 class SubAnswer(BaseModel):
@@ -117,6 +125,7 @@ class Text2CypherState(TypedDict, total=False):
     examples: list[dict[str, str]]
     cypher: str  # the query the next step runs
     mappings: list[dict[str, str]]  # the value mappings of that query
+    check: dict[str, Any] | None  # the schema check of that query (a `QueryCheck` dump)
     run_context: dict[str, Any]  # the context the run started with: a resume without one keeps these settings
     attempts: list[dict[str, Any]]  # every query run, in order
     feedback: str | None  # the database error or the critique the next correction reads

@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from nodes.graphdb.cypher_text import COMMENT, code_depths, code_only
 
@@ -41,6 +41,9 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?![\w.])")
 _LITERAL = rf"(?:{_STRING.pattern}|{_NUMBER.pattern})"
 _EQUALS_RIGHT = re.compile(rf"(?<![\w.$])({_NAME})\.({_NAME})\s*=\s*({_LITERAL})")
 _EQUALS_LEFT = re.compile(rf"({_LITERAL})\s*=\s*({_NAME})\.({_NAME})\b(?!\s*\()")
+_TEXT_TEST = re.compile(
+    rf"(?<![\w.$])({_NAME})\.({_NAME})\s+(CONTAINS|STARTS\s+WITH|ENDS\s+WITH)\s+({_STRING.pattern})", re.IGNORECASE
+)
 _IN_LIST = re.compile(rf"(?<![\w.$])({_NAME})\.({_NAME})\s+IN\s*\[([^\[\]]*)\]", re.IGNORECASE)
 _UNREADABLE_LABELS = re.compile(r"\(\s*\w*\s*:\s*(?:`|!|%)|:\s*\w+\s*[|&]\s*!?\s*\w+\s*[){]")
 
@@ -89,15 +92,20 @@ class PropertyRead:
     prop: Name
 
 
+TextTest = Literal["=", "CONTAINS", "STARTS WITH", "ENDS WITH"]
+
+
 @dataclass(frozen=True)
 class ValueFilter:
-    """`var.prop = literal`, `literal = var.prop`, `var.prop IN [literals]`, or `{prop: literal}` in a
-    node pattern bound to `var` (or to no variable: `var` None, `labels` then from the pattern)."""
+    """`var.prop = literal`, `literal = var.prop`, `var.prop IN [literals]`, `var.prop CONTAINS 'text'`
+    (or STARTS WITH, ENDS WITH), or `{prop: literal}` in a node pattern bound to `var` (or to no
+    variable: `var` None, `labels` then from the pattern)."""
 
     var: str | None
     prop: Name
     literal: Literal_
     labels: tuple[str, ...] = ()
+    test: TextTest = "="
 
 
 @dataclass
@@ -225,6 +233,10 @@ def _filters(cypher: str, depths: tuple[int, ...], query: ReadQuery) -> list[Val
     for m in filter(in_code(2), _EQUALS_LEFT.finditer(shaped)):
         literal = Literal_(literal_value(m.group(1)), m.span(1))
         found.append(ValueFilter(m.group(2), Name(m.group(3), m.span(3)), literal))
+    for m in filter(in_code(1), _TEXT_TEST.finditer(shaped)):
+        literal = Literal_(literal_value(m.group(4)), m.span(4))
+        test = cast(TextTest, " ".join(m.group(3).upper().split()))
+        found.append(ValueFilter(m.group(1), Name(m.group(2), m.span(2)), literal, test=test))
     for m in filter(in_code(1), _IN_LIST.finditer(shaped)):
         offset = m.start(3)
         for item in re.finditer(_LITERAL, m.group(3)):

@@ -17,15 +17,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from nodes.graphdb.cypher_patterns import TextTest
 from nodes.graphdb.cypher_text import quote_name
 from nodes.graphdb.protocol import GraphDatabase
-from nodes.text2cypher.value_mapping import MAX_DISTINCT_VALUES, closest_value
+from nodes.graphdb.value_matching import MAX_DISTINCT_VALUES, closest_value
+from nodes.models.wire import LONE_SURROGATE
 from schemas.errors import QueryError
 from schemas.graphdb import GraphSchema, PropertyInfo
 
 T = TypeVar("T")
 
 LOOKUP_TIMEOUT_S = 2.0  # one look-up; past it the fact is not known
+TEXT_FORMS_READ = 50  # stored texts read to find the case a CONTAINS / STARTS WITH / ENDS WITH text has
 MAX_ANSWERS = 4096  # look-ups kept per graph
 _NUMBER_TEXT = re.compile(r"-?\d{1,18}(?:\.\d+)?")
 
@@ -36,10 +39,11 @@ class ValueFact:
 
     `stored`: the literal itself is stored. `means`: it is not, but `value` is the stored value it
     unmistakably means (another casing, spacing or a typo of a name, the text of a number; the rules of
-    `nodes.text2cypher.value_mapping.closest_value`). `absent`: neither it nor anything close is stored.
-    `unknown`: the look-up could not be made."""
+    `nodes.graphdb.value_matching.closest_value`). `others`: it is not, but several forms of it are
+    (`value` lists them): which one is meant cannot be told. `absent`: neither it nor anything close
+    is stored. `unknown`: the look-up could not be made."""
 
-    kind: Literal["stored", "means", "absent", "unknown"]
+    kind: Literal["stored", "means", "others", "absent", "unknown"]
     value: Any = None
 
 
@@ -128,10 +132,35 @@ class GraphFacts:
 
         return self._remembered(("connects", start, rel_type, end), look)
 
-    def value(self, label: str, prop: str, literal: Any) -> ValueFact:
-        """What the graph stores of `literal` as `label.prop` (see `ValueFact`)."""
-        key = ("value", label, prop, type(literal).__name__, literal)
+    def value(self, label: str, prop: str, literal: Any, test: TextTest = "=") -> ValueFact:
+        """What the graph stores of `literal` as `label.prop` (see `ValueFact`); with a text `test`
+        (CONTAINS, STARTS WITH, ENDS WITH), whether some stored text passes it."""
+        key = ("value", label, prop, type(literal).__name__, literal, test)
+        if isinstance(literal, str) and LONE_SURROGATE.search(literal):
+            return ValueFact("unknown")  # no client can send it; the query's own run says why
+        if test != "=" and isinstance(literal, str):
+            return self._remembered(key, lambda: self._text(label, prop, literal, test))
         return self._remembered(key, lambda: self._value(label, prop, literal))
+
+    def _text(self, label: str, prop: str, text: str, test: TextTest) -> ValueFact:
+        """Some stored text passes `test` with `text`; else the one form it has in another case."""
+        node, key = quote_name(label), quote_name(prop)
+        rows = self._rows(f"MATCH (x:{node}) WHERE x.{key} {test} $value RETURN 1 LIMIT 1", {"value": text})
+        if rows is None:
+            return ValueFact("unknown")
+        if rows:
+            return ValueFact("stored")
+        rows = self._rows(
+            f"MATCH (x:{node}) WHERE toLower(x.{key}) {test} toLower($value) RETURN x.{key} LIMIT {TEXT_FORMS_READ}",
+            {"value": text},
+            cap=TEXT_FORMS_READ,
+        )
+        if rows is None:
+            return ValueFact("unknown")
+        forms = {form for (stored,) in rows if isinstance(stored, str) and (form := _form_in(stored, text, test))}
+        if len(forms) == 1:
+            return ValueFact("means", forms.pop())
+        return ValueFact("others", sorted(forms)) if forms else ValueFact("absent")
 
     def _value(self, label: str, prop: str, literal: Any) -> ValueFact:
         node, key = quote_name(label), quote_name(prop)
@@ -154,6 +183,9 @@ class GraphFacts:
         if stored is None:
             return ValueFact("unknown")
         texts = [r[0] for r in stored if isinstance(r[0], str)]
+        same_but_case = sorted({t for t in texts if t.casefold() == literal.casefold()})
+        if len(same_but_case) > 1:
+            return ValueFact("others", same_but_case)
         meant = closest_value(literal, texts)
         if meant is not None and meant != literal:
             return ValueFact("means", meant)
@@ -173,3 +205,16 @@ class GraphFacts:
         if isinstance(literal, (int, float)):
             return str(literal)
         return None
+
+
+def _form_in(stored: str, text: str, test: TextTest) -> str | None:
+    """The part of `stored` that `text` matches ignoring case, as `stored` writes it."""
+    folded, wanted = stored.lower(), text.lower()
+    if test == "STARTS WITH":
+        at: int | None = 0 if folded.startswith(wanted) else None
+    elif test == "ENDS WITH":
+        at = len(stored) - len(text) if folded.endswith(wanted) else None
+    else:
+        found = folded.find(wanted)
+        at = found if found >= 0 else None
+    return None if at is None or len(folded) != len(stored) else stored[at : at + len(text)]

@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from nodes.graphdb.cypher_patterns import Name, NodePattern, ReadQuery, RelPattern, Span, read_query
+from nodes.graphdb.cypher_patterns import Name, NodePattern, ReadQuery, RelPattern, Span, ValueFilter, read_query
 from nodes.graphdb.graph_facts import GraphFacts
 from schemas.query_check import QueryCheck, ValueMapping
 
@@ -269,21 +269,36 @@ class QueryChecker:
             prop = work.edits.get(found.prop.span, found.prop.text)
             if self.facts.has_property("node", label, prop) is not True:
                 continue  # an unknown property is found (or not known) already
-            self._value(work, label, prop, found.literal.value, found.literal.span)
+            self._value(work, label, prop, found)
 
-    def _value(self, work: _Check, label: str, prop: str, given: Any, span: Span) -> None:
-        fact = self.facts.value(label, prop, given)
+    def _value(self, work: _Check, label: str, prop: str, found: ValueFilter) -> None:
+        given, span = found.literal.value, found.literal.span
+        fact = self.facts.value(label, prop, given, found.test)
         if fact.kind == "stored":
             return
         if fact.kind == "unknown":
             work.unknown = True
             return
         shown = json.dumps(given, ensure_ascii=False)
+        test = found.test.lower()
         if fact.kind == "absent":
-            work.find(f"no {label} has {prop} {shown}, nor a value close to it", blocking=False)
+            said = (
+                f"no {label} has {prop} {shown}, nor a value close to it"
+                if found.test == "="
+                else f"no {label} has a {prop} that {test} {shown}, in any case"
+            )
+            work.find(said, blocking=False)
+            return
+        if fact.kind == "others":
+            forms = ", ".join(json.dumps(v, ensure_ascii=False) for v in fact.value)
+            work.find(f"{label}.{prop} holds {forms}, not {shown}: say which is meant")
             return
         stored = json.dumps(fact.value, ensure_ascii=False)
-        said = f"{label}.{prop} {shown} is stored as {stored}"
+        said = (
+            f"{label}.{prop} {shown} is stored as {stored}"
+            if found.test == "="
+            else f"{label}.{prop} holds {stored} (the query had {shown})"
+        )
         if self.map_values:
             work.repair(span, _literal_text(fact.value, work.cypher[span[0] : span[1]]), said)
             work.mappings.append(ValueMapping(label=label, property=prop, given=str(given), mapped=str(fact.value)))

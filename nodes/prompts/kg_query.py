@@ -32,10 +32,11 @@ DRAFT_INSTRUCTION = (
 REVISE_INSTRUCTION = """Revise your previous query using its result:
 1. If you consistently obtain empty results, consider removing constraints such as relationship constraints.
 2. Use your previous critique to improve the query.
-3. If the database returned an error, fix exactly what the error names.
-4. Only generate a query, no other text.
-Call the `ReviseQuery` tool; its `score` rates how well the previous query's result answers the question, \
-from 0 (not at all) to 10 (fully)."""
+3. If the database returned an error, or the check against the graph names what it does not hold, fix exactly that.
+4. If the result answers the question, keep the query: `revised_query` is then the same query.
+5. Only generate a query, no other text.
+Call the `ReviseQuery` tool. Its `score` rates the result shown, not your revision: from 0 (it does not answer the \
+question) to 10 (it answers it fully). Its `confidence` (0-10) says how sure you are that `revised_query` answers it."""
 
 COMPACT_SCHEMA_HEADER = "Labels and relationship types, with their properties (use only these):"
 
@@ -77,11 +78,15 @@ def compact_schema_text(schema: GraphSchema) -> str:
 
 @dataclass(frozen=True)
 class SchemaPrompts:
-    """What the agent reads from a database's schema once: the kg_prompt, and its compact form."""
+    """What the agent reads from a database's schema once: the kg_prompt, its compact form, and the
+    schema itself (the schema check reads it)."""
 
     full: str
     compact: str
+    schema: GraphSchema
 
 
 def schema_prompts(schema: GraphSchema, dialect: Dialect | None = None) -> SchemaPrompts:
-    return SchemaPrompts(full=build_kg_prompt(schema, dialect=dialect), compact=compact_schema_text(schema))
+    return SchemaPrompts(
+        full=build_kg_prompt(schema, dialect=dialect), compact=compact_schema_text(schema), schema=schema
+    )

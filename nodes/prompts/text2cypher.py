@@ -26,6 +26,14 @@ these labels, relationships and properties.
 If it is not answerable, give 2 or 3 example questions this graph can answer.
 Call the `GuardrailDecision` tool."""
 
+REWRITE_PROMPT = """Rewrite the user's latest question so that it can be understood without the conversation before \
+it: name what its pronouns and references ("it", "he", "that movie", "the same year") stand for, from the \
+conversation. Keep everything else as the user wrote it; a question that needs nothing from the conversation is \
+returned unchanged.
+The conversation so far:
+{history}
+Call the `StandaloneQuestion` tool."""
+
 GENERATE_PROMPT = """Translate the user's question into ONE read-only Cypher statement for the graph below.
 Use only the labels, relationship types (in the direction shown) and properties in the schema; string values must \
 match the stored spelling and case.

@@ -6,13 +6,24 @@ import math
 import re
 from typing import Any
 
-_SCORE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(?:(/)\s*(\d+(?:\.\d+)?)|(%))?\s*(?:points?)?\s*$", re.IGNORECASE)
+_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+_NUMBER = r"-?\d+(?:\.\d+)?|" + "|".join(_WORDS)
+_SCORE = re.compile(
+    rf"^\s*(?:score\s*[:=]?\s*)?({_NUMBER})\s*(?:(/|out\s+of)\s*({_NUMBER})|(%))?\s*(?:points?)?\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
+
+
+def _number(text: str) -> float:
+    word = text.lower()
+    return float(_WORDS.index(word)) if word in _WORDS else float(text)
 
 
 def parse_score(value: Any, scale: float = 10.0) -> float | None:
-    """A score on 0..`scale` from ints, floats and strings such as "8", "8.5", "8/10", "80%".
+    """A score on 0..`scale` from ints, floats and strings such as "8", "8.5", "8/10", "80%", "eight",
+    "8 out of 10", "Score: 8".
 
-    Anything else ("eight", "", NaN, a value off the scale) is no score: None, never an error.
+    Anything else ("high", "", NaN, a value off the scale) is no score: None, never an error.
     """
     if isinstance(value, bool) or value is None:
         return None
@@ -25,9 +36,9 @@ def parse_score(value: Any, scale: float = 10.0) -> float | None:
         match = _SCORE.match(value)
         if not match:
             return None
-        number = float(match.group(1))
+        number = _number(match.group(1))
         if match.group(2):
-            denominator = float(match.group(3))
+            denominator = _number(match.group(3))
             if denominator <= 0:
                 return None
             number = number / denominator * scale

@@ -1,47 +1,100 @@
-"""When the Reflexion loop stops, and which executed outcome becomes the answer."""
+"""When the Reflexion loop stops, and which executed outcome becomes the answer.
+
+Evidence before belief. biochatter's rules end a run on a score above 7 or on any non-empty result.
+Real models break both: many score the revision they are writing rather than the result they were
+shown (a high score on an empty result then ends the run with nothing), and a result with rows can
+be the wrong rows (a relationship read the other way round). So a score, rows, or no rows end the
+run only when the evidence agrees:
+
+- the revision **keeps the query** that gave the result (it proposes the same query, or none). A
+  revision that rewrites the query says the model is not done, whatever it scored: a high score
+  next to a new query most likely judges the new query, which has not run yet. It runs first.
+- the query **ran without error**, and the schema check (`nodes.graphdb.query_check`) found
+  nothing in it that the graph does not hold (no unknown label, property, or relationship in that
+  direction).
+- **rows** end the run with a score above the threshold (`score_threshold`), or without a score
+  that rejects them (`non_empty_result`: no score below the middle of the scale; with
+  `trust_non_empty_result=False`, no score at all).
+- **no rows** end the run (`empty_result`) only when the check looked up everything the query
+  names and found it, except values stored in no form at all: then "no rows" is the answer (no
+  Movie is titled "Inception"), unless the revision's score rejects it. Where no check could be
+  made (a database of a subclass's own), a score above the threshold is the only evidence
+  (`score_threshold`), as in biochatter.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from schemas.reflexion import StopReason, ToolOutcome
+from schemas.reflexion import ACCEPTING, StopReason, ToolOutcome
+
+#: A score below the middle of the 0-10 scale says the result does not answer the question.
+REJECTING_BELOW = 5.0
 
 
 def already_ran(action: str | None, outcomes: list[Mapping[str, Any]], key: Callable[[str], str]) -> int | None:
-    """The step at which the same action already ran, or None; `key` says what makes two actions
-    the same (for queries: `nodes.graphdb.cypher_text.normalise_query`)."""
+    """The step at which the same action already ran, as written or as repaired, or None; `key`
+    says what makes two actions the same (for queries: `nodes.graphdb.cypher_text.normalise_query`)."""
     wanted = key(action or "")
-    return next((o["step"] for o in outcomes if o["executed"] and key(o["action"]) == wanted), None)
+    for o in outcomes:
+        if o["executed"] and wanted in {key(a) for a in _forms(ToolOutcome.model_validate(o))}:
+            return int(o["step"])
+    return None
 
 
-def satisfied_by_score(state: Mapping[str, Any], score_threshold: float) -> bool | None:
-    """Whether a revision's high score may end the run: None when the score is not above the
-    threshold; False when it is, but cannot be believed; True when it ends the run.
+def _forms(outcome: ToolOutcome) -> set[str]:
+    """The action as it ran and as it was written (before the schema check repaired it)."""
+    return {outcome.action} | ({outcome.check.written} if outcome.check is not None else set())
 
-    A model may score either reading of `score`: the result it was shown (as the prompt asks) or
-    the revision it just wrote (as many models do). The score is believed only when the newest
-    tool step ran without error. After an error (or a step that ran nothing) a high score most
-    likely judges the fix, which has not run: the fix runs and is scored in turn, so a run never
-    ends satisfied on a failed query while a different revision is waiting."""
-    score = state.get("last_score")
+
+def keeps(action: str | None, outcome: ToolOutcome, key: Callable[[str], str]) -> bool:
+    """Whether a revision proposing `action` keeps the action that gave `outcome`: the same one (as
+    written or as run), or none at all."""
+    if not (action or "").strip():
+        return True
+    return key(action or "") in {key(a) for a in _forms(outcome)}
+
+
+def _judged(state: Mapping[str, Any]) -> ToolOutcome | None:
+    outcomes = state.get("outcomes") or []
+    return ToolOutcome.model_validate(outcomes[-1]) if outcomes else None
+
+
+def accepted(
+    state: Mapping[str, Any], *, score_threshold: float, trust_non_empty_result: bool, key: Callable[[str], str]
+) -> StopReason | None:
+    """The stop reason that takes the last result as the answer, or None (see the module docstring)."""
+    judged, score = _judged(state), state.get("last_score")
+    if judged is None or not judged.executed or judged.error is not None:
+        return None
+    if not keeps(state.get("action"), judged, key) or (judged.check is not None and judged.check.blocking):
+        return None
+    high = score is not None and score > score_threshold
+    rejecting = score is not None and (score < REJECTING_BELOW or not trust_non_empty_result)
+    if judged.non_empty:
+        return "score_threshold" if high else (None if rejecting else "non_empty_result")
+    if judged.check is not None and judged.check.verified:
+        return None if score is not None and score < REJECTING_BELOW else "empty_result"
+    return "score_threshold" if high else None
+
+
+def not_final_note(state: Mapping[str, Any], score_threshold: float, key: Callable[[str], str]) -> str | None:
+    """What the model is told when its score was above the threshold but did not end the run, or None."""
+    judged, score = _judged(state), state.get("last_score")
     if score is None or score <= score_threshold:
         return None
-    outcomes = state.get("outcomes") or []
-    if not outcomes:
-        return False
-    judged = ToolOutcome.model_validate(outcomes[-1])
-    return judged.executed and judged.error is None
-
-
-def unbelieved_score_note(state: Mapping[str, Any]) -> str:
-    """What the model is told when its high score was not taken as final (see `satisfied_by_score`)."""
-    outcomes = state.get("outcomes") or []
-    judged = ToolOutcome.model_validate(outcomes[-1]) if outcomes else None
-    why = (
-        "the query it judged failed" if judged is not None and judged.executed else "no query ran at the step it judged"
-    )
-    return f"Note: your score {state.get('last_score'):g} was not taken as final because {why}."
+    if judged is None or not judged.executed:
+        why = "no query ran at the step it judged"
+    elif judged.error is not None:
+        why = "the query it judged failed"
+    elif not keeps(state.get("action"), judged, key):
+        why = "you revised the query, and a revision is scored once it has run"
+    elif judged.check is not None and judged.check.blocking:
+        why = "the query names what the graph does not hold (see the check with its result)"
+    else:
+        why = "the query returned no rows, and not everything it names could be looked up"
+    return f"Note: your score {score:g} did not end the run because {why}."
 
 
 def check_stop(
@@ -51,40 +104,39 @@ def check_stop(
     score_threshold: float,
     max_repeats: int,
     trust_non_empty_result: bool,
+    key: Callable[[str], str],
 ) -> StopReason | None:
-    """The stop rules after a revise step, in order; None means run the revised action.
-
-    With `trust_non_empty_result` (the documented rule) any non-empty result ends the loop, even
-    one the revision scored low; without it, only a non-empty result the revision gave no score.
-    A score above the threshold counts only as `satisfied_by_score` allows."""
-    outcomes = state.get("outcomes") or []
-    last = ToolOutcome.model_validate(outcomes[-1]) if outcomes else None
+    """The stop rules after a revise step, in order: step limit, the result taken as the answer
+    (`accepted`: score above the threshold, non-empty result, empty result), no progress; None means
+    run the revised action."""
     if state.get("steps", 0) >= max_steps:
         return "max_steps"
-    if satisfied_by_score(state, score_threshold):
-        return "score_threshold"
-    score = state.get("last_score")
-    if last is not None and last.executed and last.non_empty and (trust_non_empty_result or score is None):
-        return "non_empty_result"
+    reason = accepted(state, score_threshold=score_threshold, trust_non_empty_result=trust_non_empty_result, key=key)
+    if reason is not None:
+        return reason
     if state.get("repeats", 0) >= max_repeats:
         return "no_progress"
     return None
 
 
-def _rank(outcome: ToolOutcome) -> tuple[bool, bool, float, int]:
+def _rank(outcome: ToolOutcome) -> tuple[bool, bool, bool, float, int]:
+    """Better answers first: ran; named only what the graph holds; rows, or no rows that rest on what
+    exists; scored higher; later."""
+    check = outcome.check
     return (
         outcome.error is None,
-        outcome.non_empty,
+        check is None or not check.blocking,
+        outcome.non_empty or (check is not None and check.verified),
         outcome.score if outcome.score is not None else -1.0,
         outcome.step,
     )
 
 
 def answer_outcome(outcomes: list[ToolOutcome], stop_reason: str | None) -> ToolOutcome | None:
-    """The executed outcome to return: the last one when the loop was satisfied, else the best so far."""
+    """The executed outcome to return: the last one when the loop took it as the answer, else the best so far."""
     executed = [o for o in outcomes if o.executed]
     if not executed:
         return None
-    if stop_reason in ("score_threshold", "non_empty_result"):
+    if stop_reason in ACCEPTING:
         return executed[-1]
     return max(executed, key=_rank)

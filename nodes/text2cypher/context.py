@@ -14,9 +14,10 @@ from langgraph.config import get_stream_writer
 from pydantic import BaseModel
 
 from nodes.common.responder import Responder
+from nodes.graphdb.graph_facts import GraphFacts
 from nodes.graphdb.protocol import GraphDatabase
+from nodes.graphdb.query_check import QueryChecker
 from nodes.text2cypher.fewshots import FewShotStore, MemoryFewShotStore
-from nodes.text2cypher.value_mapping import ValueMapper
 from schemas.graphdb import GraphSchema
 from schemas.reflexion import TokenUsage
 
@@ -46,13 +47,11 @@ class FlowContext:
     learn: bool
     require_approval: bool
     map_values: bool  # False: literals are run as the model wrote them
+    repair_queries: bool  # False: the schema check reports what it would repair, and repairs nothing
     cache_seconds: float
-    mapper: ValueMapper = field(init=False)
     _schema: GraphSchema | None = field(default=None, init=False)
     _schema_read_at: float = field(default=0.0, init=False)
-
-    def __post_init__(self) -> None:
-        self.mapper = ValueMapper(self.db, enabled=self.map_values)
+    _facts: GraphFacts | None = field(default=None, init=False)
 
     @property
     def corrections_allowed(self) -> int:
@@ -66,13 +65,19 @@ class FlowContext:
         return state.get("corrections", 0) < self.corrections_allowed and calls_left(self, state) >= needed
 
     def schema(self) -> GraphSchema:
-        """The live schema, sampled (never scanned) and read again after `cache_seconds`, when the
-        stored values the value mapper knows are forgotten too, so changed data is seen."""
+        """The live schema, sampled (never scanned) and read again after `cache_seconds`, when what the
+        schema check looked up is forgotten too, so changed data is seen."""
         if self._schema is None or time.monotonic() - self._schema_read_at > self.cache_seconds:
             self._schema = self.db.schema()
             self._schema_read_at = time.monotonic()
-            self.mapper = ValueMapper(self.db, enabled=self.map_values)
+            self._facts = GraphFacts(self.db, self._schema)
         return self._schema
+
+    def checker(self) -> QueryChecker:
+        """The schema check of this flow's graph (`nodes.graphdb.query_check`)."""
+        self.schema()
+        assert self._facts is not None  # made with the schema
+        return QueryChecker(self._facts, repair=self.repair_queries, map_values=self.map_values)
 
 
 def usage_total(state: Mapping[str, Any]) -> TokenUsage:

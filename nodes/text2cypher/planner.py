@@ -23,8 +23,9 @@ from nodes.prompts.text2cypher import (
 )
 from nodes.text2cypher.context import FlowContext, ask, calls_left, emit, main_usage
 from nodes.text2cypher.schema_pruning import prune_schema
-from nodes.text2cypher.steps import failed_call, fallback_answer, prompt_parts, report_mappings, run_query
-from schemas.errors import DatabaseUnavailableError, QueryError
+from nodes.text2cypher.steps import failed_call, fallback_answer, prompt_parts, report_check, run_query
+from schemas.errors import DatabaseUnavailableError, GraphDatabaseError, QueryError
+from schemas.query_check import QueryCheck
 from schemas.reflexion import TokenUsage
 from schemas.text2cypher import Attempt, CypherQuery, InformationCheck, SubAnswer, SubQuestions, Summary
 
@@ -69,8 +70,18 @@ def plan(state: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]:
     return update
 
 
+def _checked(ctx: FlowContext, cypher: str) -> QueryCheck | None:
+    """The query checked against the graph, repairs made (None when the check cannot be made)."""
+    try:
+        check = ctx.checker().check(cypher)
+    except GraphDatabaseError:
+        return None
+    report_check(check)
+    return check
+
+
 def subquery(branch: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]:
-    """Fetch one sub-question: generate, map values, validate (one correction if invalid), run."""
+    """Fetch one sub-question: generate, check against the graph, validate (one correction if invalid), run."""
     question = branch["sub"]
     spent, left = TokenUsage(), CALLS_PER_SUBQUESTION
     schema, examples = prompt_parts(branch, ctx, question)
@@ -78,22 +89,23 @@ def subquery(branch: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]:
     query, spent, error = ask(ctx, CypherQuery, system, question, spent=spent, left=left)
     attempt = Attempt(cypher="", error=f"no query: {error}")
     if query is not None:
-        cypher, mappings = ctx.mapper.map(query.cypher)
-        report_mappings(mappings, cypher)
+        checked = _checked(ctx, query.cypher)
+        cypher = checked.query if checked else query.cypher
         try:
             ctx.db.validate(cypher)
         except QueryError as e:
             fix = CORRECT_INSTRUCTION.format(question=question, cypher=cypher, feedback=e.message, mappings="")
             fixed, spent, _ = ask(ctx, CypherQuery, system, fix, spent=spent, left=left - spent.llm_calls)
             if fixed is not None:
-                cypher, mappings = ctx.mapper.map(fixed.cypher)
-                report_mappings(mappings, cypher)
+                checked = _checked(ctx, fixed.cypher)
+                cypher = checked.query if checked else fixed.cypher
         except DatabaseUnavailableError as e:
             attempt = Attempt(cypher=cypher, error=str(e))
             cypher = ""
         if cypher:
+            mappings = [m.model_dump() for m in checked.mappings] if checked else []
             try:
-                attempt = run_query(ctx, cypher, [m.model_dump() for m in mappings])
+                attempt = run_query(ctx, cypher, mappings, checked.model_dump() if checked else None)
             except DatabaseUnavailableError as e:
                 attempt = Attempt(cypher=cypher, error=str(e))
     emit("Sub-question", question=question, cypher=attempt.cypher, rows=len(attempt.rows), error=attempt.error)

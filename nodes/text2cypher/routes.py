@@ -30,10 +30,10 @@ def after_guardrail_planning(state: Text2CypherState) -> Literal["plan", "__end_
     return "__end__" if state.get("stop_reason") else "plan"
 
 
-def after_query_written(state: Text2CypherState) -> Literal["map_values", "summarize"]:
-    """A query drafted or corrected runs (its literals mapped first); no query (budget, a model
+def after_query_written(state: Text2CypherState) -> Literal["check_query", "summarize"]:
+    """A query drafted or corrected runs (checked against the graph first); no query (budget, a model
     error) goes to the summary, which reports why."""
-    return "summarize" if state.get("stop_reason") else "map_values"
+    return "summarize" if state.get("stop_reason") else "check_query"
 
 
 def to_summary(state: Text2CypherState) -> Literal["summarize"]:

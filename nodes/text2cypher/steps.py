@@ -20,11 +20,13 @@ from langgraph.types import interrupt
 from nodes.common.approval import approval_request, read_decision
 from nodes.common.schema_text import schema_text
 from nodes.common.turns import new_user_message
+from nodes.graphdb.value_matching import describe_mappings
 from nodes.models.wire import without_surrogates
 from nodes.prompts.text2cypher import (
     CORRECT_INSTRUCTION,
     EVALUATE_PROMPT,
     GUARDRAIL_PROMPT,
+    REWRITE_PROMPT,
     SUMMARIZE_PROMPT,
     domain_text,
     generate_prompt,
@@ -32,10 +34,18 @@ from nodes.prompts.text2cypher import (
 )
 from nodes.text2cypher.context import FlowContext, ask, calls_left, emit, main_usage
 from nodes.text2cypher.schema_pruning import prune_schema
-from nodes.text2cypher.value_mapping import describe_mappings
 from schemas.errors import DatabaseUnavailableError, GraphDatabaseError, QueryError
 from schemas.graphdb import is_empty_value
-from schemas.text2cypher import Attempt, CypherQuery, Evaluation, GuardrailDecision, Summary, ValueMapping
+from schemas.query_check import QueryCheck
+from schemas.text2cypher import (
+    Attempt,
+    CypherQuery,
+    Evaluation,
+    GuardrailDecision,
+    StandaloneQuestion,
+    Summary,
+    ValueMapping,
+)
 
 Update = dict[str, Any]
 
@@ -87,6 +97,7 @@ def start(state: Mapping[str, Any], ctx: FlowContext | None = None) -> Update:
         "feedback": None,
         "cypher": "",
         "mappings": [],
+        "check": None,
         "examples": [],
         "round": 0,
         "pending": [],
@@ -97,25 +108,73 @@ def start(state: Mapping[str, Any], ctx: FlowContext | None = None) -> Update:
     return update
 
 
+HISTORY_TURNS = 3  # earlier questions (with their answers) a follow-up is rewritten against
+HISTORY_CHARS = 600  # of each earlier message
+
+
+def earlier_turns(state: Mapping[str, Any]) -> str:
+    """The thread's earlier questions and answers, the newest last, before this run's question ("" when
+    the question is the thread's first)."""
+    messages = list(state.get("messages") or [])
+    asked = next((i for i, m in enumerate(messages) if m.id is not None and m.id == state.get("asked_id")), None)
+    earlier = [m for m in messages[: asked if asked is not None else len(messages) - 1] if m.type in ("human", "ai")]
+    starts = [i for i, m in enumerate(earlier) if m.type == "human"][-HISTORY_TURNS:]
+    if not starts:
+        return ""
+    shown = []
+    for message in earlier[starts[0] :]:
+        text = message.text.strip()
+        if text:
+            who = "User" if message.type == "human" else "Answer"
+            shown.append(f"{who}: {text[:HISTORY_CHARS]}" + (" ..." if len(text) > HISTORY_CHARS else ""))
+    return "\n".join(shown)
+
+
+def standalone_question(state: Mapping[str, Any], ctx: FlowContext) -> tuple[str, Update]:
+    """The question, rewritten against the thread's earlier turns when it has some (a follow-up such as
+    "When was it released?" names what "it" is), with the update that records the call; the question
+    as asked when it is the thread's first, or when the rewrite fails."""
+    history = earlier_turns(state)
+    if not history:
+        return state["question"], {}
+    rewritten, usage, _ = ask(
+        ctx,
+        StandaloneQuestion,
+        REWRITE_PROMPT.format(history=history),
+        state["question"],
+        spent=main_usage(state),
+        left=calls_left(ctx, state) - 1,  # the guardrail's call stays
+    )
+    question = without_surrogates(rewritten.question).strip() if rewritten is not None else ""
+    if not question:
+        return state["question"], {"usage": usage.model_dump()}
+    if question != state["question"]:
+        emit("Question rewritten", asked=state["question"], question=question)
+    return question, {"usage": usage.model_dump(), "question": question}
+
+
 def guardrail(state: Mapping[str, Any], ctx: FlowContext) -> Update:
-    """Refuse, helpfully, a question the graph's schema cannot answer."""
+    """Rewrite a follow-up question against the thread's earlier turns, then refuse, helpfully, a
+    question the graph's schema cannot answer."""
     try:
         schema = ctx.schema()
     except GraphDatabaseError as e:  # down, or too slow to describe itself
         return {"stop_reason": "tool_unavailable", "error": f"the schema could not be read: {e}"}
+    question, rewritten = standalone_question(state, ctx)
+    state = {**state, **rewritten}
     decision, usage, error = ask(
         ctx,
         GuardrailDecision,
         GUARDRAIL_PROMPT.format(domain=domain_text(schema)),
-        state["question"],
+        question,
         spent=main_usage(state),
         left=calls_left(ctx, state),
     )
     if decision is None:
-        return failed_call(error, usage)
+        return {**rewritten, **failed_call(error, usage)}
     emit("Guardrail", answerable=decision.answerable, reason=decision.reason)
     if decision.answerable:
-        return {"usage": usage.model_dump()}
+        return {**rewritten, "usage": usage.model_dump()}
     labels = ", ".join(n.label for n in schema.nodes) or "no data yet"
     # Text for people: a model's lone surrogate shows as U+FFFD, so the answer can be printed.
     suggestions = [without_surrogates(s) for s in decision.suggestions if s.strip()][:3]
@@ -123,7 +182,13 @@ def guardrail(state: Mapping[str, Any], ctx: FlowContext) -> Update:
     answer = f"I can't answer that from this graph. {reason}".strip() + f" The graph holds: {labels}."
     if suggestions:
         answer += " You could ask, for example: " + " / ".join(suggestions)
-    return {"usage": usage.model_dump(), "stop_reason": "refused", "answer": answer, "suggestions": suggestions}
+    return {
+        **rewritten,
+        "usage": usage.model_dump(),
+        "stop_reason": "refused",
+        "answer": answer,
+        "suggestions": suggestions,
+    }
 
 
 def prompt_parts(state: Mapping[str, Any], ctx: FlowContext, question: str) -> tuple[str, list[dict[str, str]]]:
@@ -171,30 +236,50 @@ def correct(state: Mapping[str, Any], ctx: FlowContext) -> Update:
     return {"cypher": query.cypher, "corrections": state.get("corrections", 0) + 1, "usage": usage.model_dump()}
 
 
-def map_values(state: Mapping[str, Any], ctx: FlowContext) -> Update:
-    """Replace literals the database does not store by the stored values they mean."""
+def check_query(state: Mapping[str, Any], ctx: FlowContext) -> Update:
+    """Check the query against the graph before it runs (`nodes.graphdb.query_check`): the certain
+    repairs are made (labels, relationship directions, properties, stored values), and what the check
+    found goes with the query's result to the evaluation and the correction."""
     try:
-        cypher, mappings = ctx.mapper.map(state["cypher"])
-    except GraphDatabaseError:  # lookups failed: run the query as written; its own run will report
-        return {"mappings": []}
-    report_mappings(mappings, cypher)
-    return {"cypher": cypher, "mappings": [m.model_dump() for m in mappings]}
+        check = ctx.checker().check(state["cypher"])
+    except GraphDatabaseError:  # the schema or a look-up failed: the query runs as written; its run reports
+        return {"mappings": [], "check": None}
+    report_check(check)
+    return {"cypher": check.query, "mappings": [m.model_dump() for m in check.mappings], "check": check.model_dump()}
 
 
-def report_mappings(mappings: list[ValueMapping], cypher: str) -> None:
-    """Every literal the mapper replaced goes to the stream, with the query as it now runs."""
-    if mappings:
-        emit("Value mapping", mappings=[m.model_dump() for m in mappings], cypher=cypher)
+def report_check(check: QueryCheck) -> None:
+    """What the check repaired or found goes to the stream, with the query as it now runs."""
+    if check.repairs or check.findings:
+        emit("Query check", cypher=check.query, repairs=check.repairs, findings=check.findings)
+    if check.mappings:
+        emit("Value mapping", mappings=[m.model_dump() for m in check.mappings], cypher=check.query)
 
 
-def run_query(ctx: FlowContext, cypher: str, mappings: list[dict[str, str]]) -> Attempt:
+def run_query(
+    ctx: FlowContext, cypher: str, mappings: list[dict[str, str]], check: dict[str, Any] | None = None
+) -> Attempt:
     """Run one query read-only with the flow's timeout and row cap; a query error is kept, not raised."""
     mapped = [ValueMapping.model_validate(m) for m in mappings]
+    checked = QueryCheck.model_validate(check) if check else None
     try:
         result = ctx.db.query(cypher, timeout=ctx.query_timeout, row_cap=ctx.row_cap)
     except QueryError as e:
-        return Attempt(cypher=cypher, error=f"{type(e).__name__}: {e.message}", mappings=mapped)
-    return Attempt(cypher=cypher, columns=result.columns, rows=result.rows, truncated=result.truncated, mappings=mapped)
+        return Attempt(cypher=cypher, error=f"{type(e).__name__}: {e.message}", mappings=mapped, check=checked)
+    return Attempt(
+        cypher=cypher,
+        columns=result.columns,
+        rows=result.rows,
+        truncated=result.truncated,
+        mappings=mapped,
+        check=checked,
+    )
+
+
+def with_findings(feedback: str | None, attempt: Attempt) -> str | None:
+    """`feedback` (an error or a critique) with what the schema check found in the query, if anything."""
+    found = attempt.check.notes() if attempt.check is not None and attempt.check.findings else ""
+    return "\n".join(part for part in (feedback, found) if part) if feedback else feedback
 
 
 def with_correction_check(update: Update, state: Mapping[str, Any], ctx: FlowContext) -> Update:
@@ -204,16 +289,17 @@ def with_correction_check(update: Update, state: Mapping[str, Any], ctx: FlowCon
 
 
 def execute(state: Mapping[str, Any], ctx: FlowContext) -> Update:
-    cypher = state["cypher"]
+    cypher, check = state["cypher"], state.get("check")
     if ctx.require_approval:  # pause for a person (LangGraph interrupt); an edit is still read-only
         decision = read_decision(
             interrupt(approval_request(state["question"], cypher, len(state.get("attempts") or []) + 1))
         )
         if decision.action == "reject":
             return {"stop_reason": "rejected", "error": decision.reason}
-        cypher = decision.query or cypher
+        if decision.query and decision.query != cypher:  # a person's query runs as written, unchecked
+            cypher, check = decision.query, None
     try:
-        attempt = run_query(ctx, cypher, state.get("mappings") or [])
+        attempt = run_query(ctx, cypher, state.get("mappings") or [], check)
     except DatabaseUnavailableError as e:
         return {"stop_reason": "tool_unavailable", "error": str(e)}
     emit(
@@ -223,7 +309,10 @@ def execute(state: Mapping[str, Any], ctx: FlowContext) -> Update:
         truncated=attempt.truncated,
         error=attempt.error,
     )
-    update = {"attempts": [*(state.get("attempts") or []), attempt.model_dump()], "feedback": attempt.error}
+    update = {
+        "attempts": [*(state.get("attempts") or []), attempt.model_dump()],
+        "feedback": with_findings(attempt.error, attempt),
+    }
     return with_correction_check(update, state, ctx)
 
 
@@ -231,18 +320,30 @@ def all_null(attempt: Attempt) -> bool:
     return bool(attempt.rows) and all(all(is_empty_value(v) for v in row) for row in attempt.rows)
 
 
+def rests_on_what_exists(attempt: Attempt) -> bool:
+    """No rows, from a query the schema check verified: the graph holds every label, relationship and
+    property it names (values it filters on may be stored in no form at all). No rows is the answer."""
+    return not attempt.rows and attempt.check is not None and attempt.check.verified
+
+
 def evaluate(state: Mapping[str, Any], ctx: FlowContext) -> Update:
-    """Judge whether the rows answer the question; empty or all-null rows are judged without a model call."""
+    """Judge whether the rows answer the question. No rows, or only nulls, are judged without a model
+    call: no rows from a query the schema check verified are the answer; otherwise the critique says
+    what the check found, or what to look at."""
     attempts = attempts_of(state)
     last = attempts[-1]
+    if rests_on_what_exists(last):
+        emit("Evaluation", ok=True, critique=None, reason="no rows, and the graph holds all the query names")
+        return with_correction_check({"evaluated_ok": True, "feedback": None}, state, ctx)
     if not last.rows:
-        critique: str | None = (
-            "The query returned no rows. Check the labels, the relationship direction and the values' spelling."
+        critique: str | None = with_findings(
+            "The query returned no rows. Check the labels, the relationship direction and the values' spelling.", last
         )
     elif all_null(last):
-        critique = (
+        critique = with_findings(
             "Every value in the rows is null: the query reads properties that are missing; "
-            "filter nulls or use other properties."
+            "filter nulls or use other properties.",
+            last,
         )
     else:
         summary, rows = rows_text(last.columns, last.rows, last.truncated)
@@ -256,7 +357,9 @@ def evaluate(state: Mapping[str, Any], ctx: FlowContext) -> Update:
         )
         if verdict is None:
             return failed_call(error, usage)
-        critique = None if verdict.ok else (verdict.critique or "The rows do not answer the question.")
+        critique = (
+            None if verdict.ok else with_findings(verdict.critique or "The rows do not answer the question.", last)
+        )
         emit("Evaluation", ok=verdict.ok, critique=critique)
         attempts[-1] = last.model_copy(update={"critique": critique})
         judged = {
@@ -273,9 +376,10 @@ def evaluate(state: Mapping[str, Any], ctx: FlowContext) -> Update:
 
 
 def best_attempt(attempts: list[Attempt]) -> Attempt | None:
-    """The latest attempt that ran with rows and no critique; else the latest that ran; else the last."""
+    """The latest attempt that ran with rows and no critique (or no rows resting on what exists); else the
+    latest that ran; else the last."""
     for wanted in (
-        lambda a: a.error is None and a.rows and not a.critique and not all_null(a),
+        lambda a: a.error is None and not a.critique and ((a.rows and not all_null(a)) or rests_on_what_exists(a)),
         lambda a: a.error is None,
     ):
         chosen = next((a for a in reversed(attempts) if wanted(a)), None)
@@ -317,6 +421,7 @@ def summarize(state: Mapping[str, Any], ctx: FlowContext) -> Update:
         return {**update, "answer": None}
     if chosen.error is not None:  # no query ran: say so, rather than let a summary read "no rows" as "no data"
         update["answer"] = fallback_answer(chosen, reason)
+        update["error"] = chosen.error  # the database's own words, in the result and every trace
         emit("Answer", answer=update["answer"], stop_reason=reason)
         return update
     mappings = [ValueMapping.model_validate(m) for m in chosen.mappings]
