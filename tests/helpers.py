@@ -111,3 +111,13 @@ class PortableGraph:
 
     def close(self) -> None:
         pass
+
+
+def mapped_values(db: Any, cypher: str, schema: Any = None) -> tuple[str, list[Any]]:
+    """(the query with its literal values mapped to stored ones, the mappings made): the schema check
+    with value mapping alone, as the flows and the agent run it before a query."""
+    from nodes.graphdb.graph_facts import GraphFacts
+    from nodes.graphdb.query_check import QueryChecker
+
+    check = QueryChecker(GraphFacts(db, schema or db.schema()), repair=False).check(cypher)
+    return check.query, check.mappings

@@ -11,9 +11,10 @@ from nodes.common.schema_text import schema_text
 from nodes.graphdb import FalkorDBGraph
 from nodes.text2cypher.fewshots import SEED_EXAMPLES, FewShotStore, question_key
 from nodes.text2cypher.schema_pruning import prune_schema
-from nodes.text2cypher.value_mapping import ValueMapper, closest_value, literals_in
+from nodes.graphdb.cypher_patterns import read_query
+from nodes.graphdb.value_matching import closest_value
 from schemas.graphdb import GraphSchema, NodeLabelInfo, PropertyInfo, RelationshipInfo
-from tests.helpers import PortableGraph
+from tests.helpers import PortableGraph, mapped_values
 
 
 def test_literals_compared_with_node_properties_are_found():
@@ -21,14 +22,19 @@ def test_literals_compared_with_node_properties_are_found():
         "MATCH (p:Person {name: 'tom hanks'})-[:ACTED_IN]->(m:Movie) "
         "WHERE m.title = \"cast away\" OR 'x' = p.name OR m.title IN ['big', 'Big'] RETURN m"
     )
-    assert [item[:3] for item in literals_in(cypher)] == [
+    query = read_query(cypher)
+    labels = query.node_labels()
+    found = [
+        (next(iter(f.labels or labels[f.var or ""])), f.prop.text, cypher[f.literal.span[0] : f.literal.span[1]])
+        for f in sorted(query.filters, key=lambda f: f.literal.span)
+    ]
+    assert found == [
         ("Person", "name", "'tom hanks'"),
         ("Movie", "title", '"cast away"'),
         ("Person", "name", "'x'"),
         ("Movie", "title", "'big'"),
         ("Movie", "title", "'Big'"),
     ]
-    assert all(cypher[start:].startswith(literal) for _, _, literal, start in literals_in(cypher))
 
 
 @pytest.mark.parametrize(
@@ -40,12 +46,13 @@ def test_the_closest_stored_value_is_found_by_case_punctuation_or_spelling(given
 
 
 def test_the_mapper_leaves_stored_values_and_unknown_properties_alone(movies_db):
-    mapper = ValueMapper(movies_db)
     same = "MATCH (p:Person {name: 'Tom Hanks'}) RETURN p"
-    assert mapper.map(same) == (same, [])
+    assert mapped_values(movies_db, same) == (same, [])
     unknown = "MATCH (p:Person {nickname: 'hanksy'}) RETURN p"
-    assert mapper.map(unknown) == (unknown, [])
-    cypher, mappings = mapper.map("MATCH (p:Person {name: 'Keanu Reves'}) RETURN p.born, 'Keanu Reves' AS asked")
+    assert mapped_values(movies_db, unknown) == (unknown, [])
+    cypher, mappings = mapped_values(
+        movies_db, "MATCH (p:Person {name: 'Keanu Reves'}) RETURN p.born, 'Keanu Reves' AS asked"
+    )
     assert (
         cypher == "MATCH (p:Person {name: 'Keanu Reeves'}) RETURN p.born, 'Keanu Reves' AS asked"
     )  # only where compared
@@ -144,7 +151,7 @@ def test_on_other_backends_examples_are_ranked_by_shared_words(movies_db):
         scratch.clear()
 
 
-def test_the_mapper_looks_each_literal_up_once(movies_db):
+def test_the_check_looks_each_literal_up_once(movies_db):
     class Counting:
         dialect = "falkordb"
 
@@ -155,12 +162,15 @@ def test_the_mapper_looks_each_literal_up_once(movies_db):
             self.queries += 1
             return movies_db.query(*args, **kwargs)
 
+    from nodes.graphdb.graph_facts import GraphFacts
+    from nodes.graphdb.query_check import QueryChecker
+
     db = Counting()
-    mapper = ValueMapper(db)
-    first = mapper.map("MATCH (p:Person {name: 'keanu reeves'}) RETURN p.born")
+    checker = QueryChecker(GraphFacts(db, movies_db.schema()))
+    first = checker.check("MATCH (p:Person {name: 'keanu reeves'}) RETURN p.born")
     queries = db.queries
-    assert mapper.map("MATCH (p:Person {name: 'keanu reeves'}) RETURN p.name")[1] == first[1]
-    assert queries == 2 and db.queries == queries  # the correction's literals cost nothing more
+    assert checker.check("MATCH (p:Person {name: 'keanu reeves'}) RETURN p.name").mappings == first.mappings
+    assert first.mappings and queries == 2 and db.queries == queries  # the correction's literals cost nothing more
 
 
 def flow_context(db, *, corrects: bool, evaluates: bool, model=None, store=None, max_llm_calls: int = 12):
@@ -184,6 +194,7 @@ def flow_context(db, *, corrects: bool, evaluates: bool, model=None, store=None,
         learn=True,
         require_approval=False,
         map_values=True,
+        repair_queries=True,
         cache_seconds=300.0,
     )
 

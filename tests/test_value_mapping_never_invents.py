@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from graphs.text2cypher_flow import Text2CypherFlow
-from nodes.text2cypher.value_mapping import ValueMapper, closest_value
+from nodes.graphdb.value_matching import closest_value
 from tests.flow_script import flow_model
+from tests.helpers import mapped_values
 
 OK = {"answerable": True}
 
@@ -31,12 +32,11 @@ def test_no_stored_name_is_mapped_onto_another(movies_db, shop_db, graph, label,
 
 
 def test_spelling_is_still_fixed(movies_db, shop_db):
-    mapper = ValueMapper(movies_db)
-    cypher, mappings = mapper.map(
-        "MATCH (p:Person {name: 'Keanu Reves'})-[:ACTED_IN]->(m:Movie) WHERE m.title = 'the matrix' RETURN m"
+    cypher, mappings = mapped_values(
+        movies_db, "MATCH (p:Person {name: 'Keanu Reves'})-[:ACTED_IN]->(m:Movie) WHERE m.title = 'the matrix' RETURN m"
     )
     assert "'Keanu Reeves'" in cypher and "'The Matrix'" in cypher and len(mappings) == 2
-    cypher, _ = ValueMapper(shop_db).map("MATCH (p:Product) WHERE p.productName = 'Smoked Salmn' RETURN p")
+    cypher, _ = mapped_values(shop_db, "MATCH (p:Product) WHERE p.productName = 'Smoked Salmn' RETURN p")
     assert "'Smoked Salmon'" in cypher
 
 
@@ -51,7 +51,7 @@ def test_spelling_is_still_fixed(movies_db, shop_db):
 )
 def test_identifiers_and_other_names_are_never_rewritten(movies_db, shop_db, query):
     db = movies_db if "Person" in query else shop_db
-    assert ValueMapper(db).map(query) == (query, [])
+    assert mapped_values(db, query) == (query, [])
 
 
 def test_a_missing_order_stays_missing_through_the_flow(shop_db):

@@ -29,6 +29,7 @@ from nodes.graphdb.cypher_text import (
 from nodes.graphdb.deadline import deadline_after
 from nodes.graphdb.falkordb_link import shared_link
 from nodes.graphdb.id_ranges import guard_id_ranges
+from nodes.graphdb.index_expressions import guard_index_expressions
 from nodes.graphdb.introspect import sample_schema
 from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP
 from nodes.graphdb.values import to_plain
@@ -358,7 +359,7 @@ class FalkorDBGraph:
         if not allow_writes and cypher:
             self._refuse_lexical_writes(cypher)
         started = time.perf_counter()
-        sent = guard_id_ranges(cypher)  # an id range would be a seek that may never return
+        sent = guard_index_expressions(guard_id_ranges(cypher))  # seeks that never return; misused indexes
 
         def attempt() -> Any:
             with deadline_after(timeout):  # one deadline for the EXPLAINs and the query together
@@ -387,7 +388,7 @@ class FalkorDBGraph:
     def write(self, cypher: str, params: dict[str, Any] | None = None) -> None:
         def attempt() -> None:
             try:
-                self._graph.query(guard_id_ranges(_strip(cypher)), params)
+                self._graph.query(guard_index_expressions(guard_id_ranges(_strip(cypher))), params)
             except Exception as e:
                 raise self._translate(e, cypher) from e
 
