@@ -146,6 +146,7 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         self.row_cap = settings.row_cap
         self.rows_in_message = settings.rows_in_message
         self.allow_writes = settings.allow_writes
+        self.map_values, self.repair_queries = settings.map_values, settings.repair_queries
         self.require_approval = env_flag(APPROVAL_ENV) if require_approval is None else require_approval
         self.databases = RunDatabases(self.connection_args, database)
         self._schema_prompts = KeyedCache()  # one `SchemaPrompts` per database
@@ -232,7 +233,7 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         if time.monotonic() - facts.created_at > FACTS_MAX_AGE_S:
             self._facts.clear()
             facts = self._facts.get(key, lambda: GraphFacts(db, schema))
-        return QueryChecker(facts, repair=self.settings.repair_queries, map_values=self.settings.map_values)
+        return QueryChecker(facts, repair=self.repair_queries, map_values=self.map_values)
 
     def _checked(self, query: str, *, repair: bool = True) -> QueryCheck | None:
         """`query` checked against the graph (repairs applied unless `repair` is false), or None when no

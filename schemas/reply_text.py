@@ -15,11 +15,11 @@ from typing import Any
 STOP_WORDS: dict[str, str] = {
     # the engine's
     "max_steps": "the step limit was reached",
-    "score_threshold": "the model kept the query and scored its result above the threshold",
-    "non_empty_result": "the model kept the query, whose result has rows it did not reject",
+    "score_threshold": "the model scored the result above the threshold and kept what gave it",
+    "non_empty_result": "the result was not empty, and the model kept what gave it without rejecting it",
     "empty_result": (
-        "the model kept the query, which found no rows, and the graph holds every label, relationship and "
-        "property it names, so no rows is the answer"
+        "the query found no rows, the model kept it, and the graph holds every label, relationship and "
+        "property it names: no rows is the answer"
     ),
     "no_progress": "the model kept proposing what had already run",
     "model_error": "the model's replies could not be used, even after retries",

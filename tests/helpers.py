@@ -35,15 +35,31 @@ def revise(query: str, score: object = 5, previous: str = "") -> object:
     )
 
 
+def keep(query: str, score: object = 6) -> object:
+    """A revision that keeps `query`: the model takes its result as the answer (a score of 6 neither
+    passes the threshold of 7 nor rejects the result)."""
+    return revise(query, score=score, previous=query)
+
+
 def make_agent(movies_db: FalkorDBGraph, replies: list, **kwargs) -> tuple[KGQueryReflexionAgent, ScriptedChatModel]:
     """A knowledge-graph agent on the movies graph whose model replies from `replies`."""
     model = ScriptedChatModel(replies=replies)
     return KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, **kwargs), model
 
 
+def last_query_shown(request: dict[str, Any]) -> str | None:
+    """The query the newest tool result in an OpenAI request shows it ran (its `Query:` line)."""
+    results = [str(m.get("content")) for m in request["messages"] if m["role"] == "tool"]
+    lines = results[-1].splitlines() if results else []
+    return next((line.removeprefix("Query: ") for line in lines if line.startswith("Query: ")), None)
+
+
 def flow_replies(request: dict[str, Any]) -> dict[str, Any]:
-    """An OpenAI stub's replies for every flow and agent: the Tom Hanks query, judged right."""
+    """An OpenAI stub's replies for every flow and agent: the Tom Hanks query, judged right; a revision
+    keeps the query that ran (a reviewer's edit, say), as a model satisfied with its result does."""
     tool = request["tool_choice"]["function"]["name"]
+    if tool == "ReviseQuery":
+        return {"tool": tool, "args": {"revised_query": last_query_shown(request) or TOM_HANKS_QUERY, "score": 9}}
     return {
         "tool": tool,
         "args": {

@@ -35,7 +35,9 @@ def test_the_kg_agent_answers_with_its_query_a_capped_table_and_why_it_stopped(m
     cells = table_rows(last.content)
     assert cells[0] == [" title ", " released "] and len(cells) == 2 + 20  # header, separator, 20 rows
     assert "Showing 20 of 38 rows." in last.content and "row cap" not in last.content
-    assert last.content.endswith("Stopped: the model scored the result above the threshold (after 1 step).")
+    assert last.content.endswith(
+        "Stopped: the model scored the result above the threshold and kept what gave it (after 1 step)."
+    )
     # the output holds every row, and the query and columns they belong to
     assert state["query"] == ALL_MOVIES and state["columns"] == ["title", "released"] and len(state["rows"]) == 38
 
@@ -188,7 +190,9 @@ def test_a_flow_asked_again_after_a_paused_run_answers_the_new_question(movies_d
 
     guard = tool_reply("GuardrailDecision", {"answerable": True})
     query = tool_reply("CypherQuery", {"cypher": TOM_HANKS_QUERY})
-    model = ScriptedChatModel(replies=[guard, query, guard, query])
+    # the second question follows the first on the thread: it is rewritten against it first
+    standalone = tool_reply("StandaloneQuestion", {"question": "Keanu Reeves movies?"})
+    model = ScriptedChatModel(replies=[guard, query, standalone, guard, query])
     flow = Text2CypherFlow(
         "naive",
         database=movies_db,

@@ -49,7 +49,7 @@ def test_corrupting_model_reports_each_fault_and_writes_never_land(data_dir, mov
     report, summary = written(tmp_path)
     assert code == 0 and graph_fingerprint(movies_db) == before
     assert [g["name"] for g in report["by_fault"]] == ["syntax_error", "write_clause"]
-    assert all(g["correct"] == g["scored"] > 0 and g["mean_steps"] == 2 for g in report["by_fault"])
+    assert all(g["correct"] == g["scored"] > 0 and g["mean_steps"] >= 2 for g in report["by_fault"])
     assert "Per fault kind" in summary
 
 

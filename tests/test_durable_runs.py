@@ -15,7 +15,7 @@ from nodes.checkpoints import ThreadedSqliteSaver, durable_checkpointer
 from nodes.models import ScriptedChatModel
 from schemas.errors import ConfigurationError
 from tests.flow_script import flow_model
-from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, graph_fingerprint, make_agent, revise
+from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, graph_fingerprint, keep, make_agent, revise
 from tests.openai_stub import OpenAIStub
 
 MATRIX = "MATCH (m:Movie {title: 'The Matrix'})<-[:DIRECTED]-(p:Person) RETURN p.name AS director"
@@ -28,7 +28,7 @@ class ProcessKilled(BaseException):
 
 def test_agents_checkpoint_to_the_sqlite_file_the_environment_names(movies_db, monkeypatch, tmp_path):
     monkeypatch.setenv("REFLEXION_CHECKPOINTS", str(tmp_path / "threads.sqlite"))
-    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise("unused", 9)])
+    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), keep(TOM_HANKS_QUERY, 9)])
     assert isinstance(agent.checkpointer, ThreadedSqliteSaver)
     result = agent.execute("Tom Hanks movies?", thread_id="t-1")
     assert result.thread_id == "t-1" and (tmp_path / "threads.sqlite").exists()
@@ -60,7 +60,7 @@ def test_an_interrupted_run_resumes_from_its_last_step_without_redoing_it(movies
         agent.execute("Tom Hanks movies?", thread_id="crash")
     assert len(first.calls) == 2  # the draft, then the revise call that "died"
     # a new process: new saver on the same file, new model; it continues at the revise step
-    second = ScriptedChatModel(replies=[revise(TOM_HANKS_QUERY, 5), revise("unused", 9)])
+    second = ScriptedChatModel(replies=[revise(TOM_HANKS_QUERY, 5), keep(TOM_HANKS_QUERY, 9)])
     restarted = KGQueryReflexionAgent(
         conversation_factory=lambda: second,
         database=movies_db,
@@ -75,7 +75,7 @@ def test_an_interrupted_run_resumes_from_its_last_step_without_redoing_it(movies
 
 
 def test_approval_pauses_before_the_query_and_approve_runs_it(movies_db):
-    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise("unused", 9)], require_approval=True)
+    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), keep(TOM_HANKS_QUERY, 9)], require_approval=True)
     paused = agent.execute("Tom Hanks movies?")
     assert paused.stop_reason == "awaiting_approval" and paused.tool_result is None
     assert paused.pending_approval["query"] == TOM_HANKS_QUERY and paused.pending_approval["step"] == 1
@@ -86,7 +86,7 @@ def test_approval_pauses_before_the_query_and_approve_runs_it(movies_db):
 
 
 def test_an_edit_runs_the_reviewers_query_and_the_model_is_told(movies_db):
-    agent, model = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise("unused", 9)], require_approval=True)
+    agent, model = make_agent(movies_db, [draft(TOM_HANKS_QUERY), keep(MATRIX, 9)], require_approval=True)
     paused = agent.execute("Who directed The Matrix?")
     done = agent.resume(paused.thread_id, {"action": "edit", "query": MATRIX})
     assert done.answer == MATRIX and ["Lana Wachowski"] in done.tool_result
@@ -124,7 +124,7 @@ def test_approval_set_by_one_runs_context_holds_when_the_resume_sends_none(movie
 
 
 async def test_approval_and_resume_work_async_on_the_same_sqlite_threads(movies_db):
-    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise("unused", 9)], require_approval=True)
+    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), keep(TOM_HANKS_QUERY, 9)], require_approval=True)
     paused = await agent.aexecute("Tom Hanks movies?")
     assert paused.stop_reason == "awaiting_approval"
     done = await agent.aresume(paused.thread_id, "approve")
@@ -162,7 +162,10 @@ def test_the_run_context_names_another_graph_on_the_database(movies_db, falkordb
     other = movies_db.sibling(f"tiny_{uuid.uuid4().hex[:6]}")
     other.query("CREATE (:Person {name: 'Ada'})", allow_writes=True)
     try:
-        agent, _ = make_agent(movies_db, [draft("MATCH (p:Person) RETURN p.name AS name"), revise("unused", 9)])
+        agent, _ = make_agent(
+            movies_db,
+            [draft("MATCH (p:Person) RETURN p.name AS name"), keep("MATCH (p:Person) RETURN p.name AS name", 9)],
+        )
         url = f"falkordb://{falkordb_server.host}:{falkordb_server.port}"
         result = agent.execute("Who is there?", context={"database_url": url, "graph": other.graph_name})
         assert result.tool_result == [["Ada"]]
@@ -214,7 +217,7 @@ def test_a_paused_thread_keeps_a_valid_memory(movies_db):
 
 
 def test_approval_holds_for_every_later_query_of_a_run_resumed_without_context(movies_db):
-    agent, _ = make_agent(movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, 2), revise("unused", 9)])
+    agent, _ = make_agent(movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, 2), keep(TOM_HANKS_QUERY, 9)])
     paused = agent.execute("Tom Hanks movies?", context={"require_approval": True})
     second = agent.resume(paused.thread_id, "approve")  # no context: the revised query must still wait
     assert second.stop_reason == "awaiting_approval" and second.pending_approval["query"] == TOM_HANKS_QUERY
@@ -234,7 +237,7 @@ def test_a_run_resumed_after_a_crash_keeps_its_context(movies_db, tmp_path):
     paused = agent.execute("Tom Hanks movies?", thread_id="ctx", context={"require_approval": True, "row_cap": 2})
     with pytest.raises(ProcessKilled):
         agent.resume("ctx", "approve")  # the empty query runs; the revise call "dies"
-    second = ScriptedChatModel(replies=[revise(TOM_HANKS_QUERY, 2), revise("unused", 9)])
+    second = ScriptedChatModel(replies=[revise(TOM_HANKS_QUERY, 2), keep(TOM_HANKS_QUERY, 9)])
     restarted = KGQueryReflexionAgent(conversation_factory=lambda: second, database=movies_db, checkpointer=saver())
     again = restarted.resume("ctx")  # no context: the approval and the row cap of the first run still hold
     assert (
@@ -246,7 +249,9 @@ def test_a_run_resumed_after_a_crash_keeps_its_context(movies_db, tmp_path):
 
 
 def test_a_run_context_can_add_approval_and_lower_limits_but_never_remove_or_raise_them(movies_db):
-    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise("unused", 9)], require_approval=True, row_cap=2)
+    agent, _ = make_agent(
+        movies_db, [draft(TOM_HANKS_QUERY), keep(TOM_HANKS_QUERY, 9)], require_approval=True, row_cap=2
+    )
     paused = agent.execute("Tom Hanks movies?", context={"require_approval": False, "row_cap": 1000})
     assert paused.stop_reason == "awaiting_approval"
     done = agent.resume(paused.thread_id, "approve", context={"row_cap": 1000})
@@ -280,7 +285,9 @@ def test_a_flow_resumed_without_context_asks_again_before_its_correction_runs(mo
 def test_a_context_naming_only_a_graph_keeps_the_agents_database(falkordb_server, movies_db):
     other = movies_db.sibling(f"tiny_{uuid.uuid4().hex[:6]}")
     other.query("CREATE (:Person {name: 'Grace'})", allow_writes=True)
-    model = ScriptedChatModel(replies=[draft("MATCH (p:Person) RETURN p.name AS name"), revise("unused", 9)])
+    model = ScriptedChatModel(
+        replies=[draft("MATCH (p:Person) RETURN p.name AS name"), keep("MATCH (p:Person) RETURN p.name AS name", 9)]
+    )
     args = {"backend": "falkordb", "host": falkordb_server.host, "port": falkordb_server.port}
     agent = KGQueryReflexionAgent(connection_args=args, conversation_factory=lambda: model)
     try:

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 ENGINE_NODES = {"__start__", "draft", "execute_tool", "revise", "reply", "__end__"}
-FLOW_NODES = {"__start__", "start", "guardrail", "generate", "map_values", "execute", "summarize", "reply", "__end__"}
+FLOW_NODES = {"__start__", "start", "guardrail", "generate", "check_query", "execute", "summarize", "reply", "__end__"}
 EXPECTED_NODES = {
     "kg_reflexion": ENGINE_NODES,
     "react_wikipedia": ENGINE_NODES,

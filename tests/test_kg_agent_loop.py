@@ -8,38 +8,59 @@ from langchain_core.messages import AIMessage, ToolMessage
 from graphs.kg_query_agent import KGQueryReflexionAgent
 from nodes.models import ScriptedChatModel
 from schemas.errors import ConfigurationError
-from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, make_agent, revise
+from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, keep, make_agent, revise
 
 
-def test_non_empty_result_stops_and_returns_the_executed_rows(movies_db):
-    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise("MATCH (n) RETURN n", score=3)])
+def test_non_empty_result_the_revision_keeps_stops_and_returns_the_executed_rows(movies_db):
+    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), keep(TOM_HANKS_QUERY, score=6)])
     result = agent.execute("Which movies did Tom Hanks act in?")
     assert result.stop_reason == "non_empty_result"
-    assert result.answer == TOM_HANKS_QUERY  # the executed query, not the unexecuted revision
+    assert result.answer == TOM_HANKS_QUERY
     assert ["Cast Away"] in result.tool_result and len(result.tool_result) == 12
-    assert result.steps == 1 and result.score == 3.0
+    assert result.steps == 1 and result.score == 6.0
     assert result.usage.llm_calls == 2 and result.usage.total_tokens > 0
 
 
-def test_score_above_threshold_stops_even_on_an_empty_result(movies_db):
-    agent, _ = make_agent(movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, score="8/10")])
-    result = agent.execute("Which movies did Nobody act in?")
-    assert result.stop_reason == "score_threshold"
+def test_rows_do_not_end_the_run_while_the_revision_rewrites_the_query(movies_db):
+    rewrite = "MATCH (p:Person {name: 'Tom Hanks'})-[:ACTED_IN]->(m:Movie) RETURN m.title AS title LIMIT 3"
+    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), revise(rewrite, score=9), keep(rewrite, score=9)])
+    result = agent.execute("Name three movies Tom Hanks acted in.")
+    assert result.stop_reason == "score_threshold" and result.steps == 2  # the praised rewrite ran, then ended it
+    assert result.answer == rewrite and len(result.tool_result) == 3
+
+
+def test_a_high_score_beside_a_rewritten_query_never_ends_the_run_on_no_rows(movies_db):
+    # The model scores its own revision, not the empty result it was shown: the revision runs first.
+    agent, _ = make_agent(
+        movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, score="8/10"), keep(TOM_HANKS_QUERY, score=9)]
+    )
+    result = agent.execute("Which movies did Tom Hanks act in?")
+    assert result.stop_reason == "score_threshold" and result.steps == 2
+    assert result.answer == TOM_HANKS_QUERY and len(result.tool_result) == 12
+
+
+def test_no_rows_are_the_answer_when_the_graph_holds_all_the_query_names(movies_db):
+    agent, _ = make_agent(movies_db, [draft(EMPTY_QUERY), keep(EMPTY_QUERY, score="8/10")])
+    result = agent.execute("Which movies did Nobody At All act in?")
+    assert result.stop_reason == "empty_result"
     assert result.answer == EMPTY_QUERY and result.tool_result == [] and result.score == 8.0
+    assert result.check is not None and result.check.verified
+    assert any("Nobody At All" in f for f in result.check.findings)  # the value no node holds, said
 
 
 def test_score_threshold_is_configurable(movies_db):
-    agent, _ = make_agent(
-        movies_db,
-        [draft(EMPTY_QUERY), revise(EMPTY_QUERY + " LIMIT 5", score=8), revise("x", score=9.5)],
-        score_threshold=9,
-    )
-    result = agent.execute("q")
-    assert result.stop_reason == "score_threshold" and result.steps == 2 and result.score == 9.5
+    other = "MATCH (p:Person {name: 'Tom Hanks'})-[:DIRECTED]->(m:Movie) RETURN m.title AS title"
+    script = [draft(TOM_HANKS_QUERY), keep(TOM_HANKS_QUERY, 8), revise(other, 9.5), keep(other, 9.5)]
+    default, _ = make_agent(movies_db, list(script), trust_non_empty_result=False)
+    assert default.execute("q").steps == 1  # 8 > 7
+    agent, _ = make_agent(movies_db, list(script), score_threshold=9, trust_non_empty_result=False)
+    result = agent.execute("q")  # 8 is not above 9: the kept query is not run again; the next one is
+    assert result.stop_reason == "score_threshold" and result.score == 9.5 and result.answer == other
+    assert [o.executed for o in result.outcomes] == [True, False, True]
 
 
 def test_empty_result_loops_back_to_execute_the_revision(movies_db):
-    agent, _ = make_agent(movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, score=2), revise("unused", 1)])
+    agent, _ = make_agent(movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, score=2), keep(TOM_HANKS_QUERY)])
     result = agent.execute("Which movies did Tom Hanks act in?")
     assert result.stop_reason == "non_empty_result"
     assert result.steps == 2 and result.answer == TOM_HANKS_QUERY and len(result.tool_result) == 12
@@ -48,7 +69,7 @@ def test_empty_result_loops_back_to_execute_the_revision(movies_db):
 
 def test_all_null_rows_count_as_empty(movies_db):
     null_query = "MATCH (m:Movie {title: 'The Matrix'}) RETURN m.nonexistent AS x"
-    agent, _ = make_agent(movies_db, [draft(null_query), revise(TOM_HANKS_QUERY, score=1), revise("z", 1)])
+    agent, _ = make_agent(movies_db, [draft(null_query), revise(TOM_HANKS_QUERY, score=1), keep(TOM_HANKS_QUERY)])
     result = agent.execute("q")
     assert result.outcomes[0].executed and result.outcomes[0].rows == [[None]]
     assert result.outcomes[0].non_empty is False
@@ -57,7 +78,7 @@ def test_all_null_rows_count_as_empty(movies_db):
 
 def test_database_error_text_reaches_the_revise_prompt(movies_db):
     bad = "MATCH (m:Movie) WHERE m.title =~ 'The.*' RETURN m.title"
-    agent, model = make_agent(movies_db, [draft(bad), revise(TOM_HANKS_QUERY, score=2), revise("unused", 1)])
+    agent, model = make_agent(movies_db, [draft(bad), revise(TOM_HANKS_QUERY, score=2), keep(TOM_HANKS_QUERY)])
     result = agent.execute("q")
     revise_prompt = model.calls[1]
     tool_messages = [m for m in revise_prompt if isinstance(m, ToolMessage)]
@@ -68,7 +89,7 @@ def test_database_error_text_reaches_the_revise_prompt(movies_db):
 
 def test_a_repeated_query_is_not_run_again_and_the_model_is_told(movies_db):
     agent, model = make_agent(
-        movies_db, [draft(EMPTY_QUERY), revise(EMPTY_QUERY + ";", 1), revise(TOM_HANKS_QUERY, 1), revise("u", 1)]
+        movies_db, [draft(EMPTY_QUERY), revise(EMPTY_QUERY + ";", 1), revise(TOM_HANKS_QUERY, 1), keep(TOM_HANKS_QUERY)]
     )
     result = agent.execute("q")
     assert [o.executed for o in result.outcomes] == [True, False, True]
@@ -134,7 +155,9 @@ def test_write_queries_from_the_model_never_change_the_graph(movies_db):
 
 def test_runaway_query_is_stopped_by_its_timeout(movies_db):
     runaway = "MATCH (a), (b), (c), (d) RETURN count(*) AS n"
-    agent, _ = make_agent(movies_db, [draft(runaway), revise(TOM_HANKS_QUERY, 2), revise("u", 1)], query_timeout=0.2)
+    agent, _ = make_agent(
+        movies_db, [draft(runaway), revise(TOM_HANKS_QUERY, 2), keep(TOM_HANKS_QUERY)], query_timeout=0.2
+    )
     result = agent.execute("q")
     assert result.outcomes[0].error_type == "QueryTimeoutError"
     assert result.stop_reason == "non_empty_result" and result.answer == TOM_HANKS_QUERY
@@ -150,7 +173,7 @@ def test_row_cap_is_reported_to_the_model_and_the_result(movies_db):
 
 
 def test_memory_is_a_well_formed_tool_conversation(movies_db):
-    agent, model = make_agent(movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, 2), revise("u", 1)])
+    agent, model = make_agent(movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, 2), keep(TOM_HANKS_QUERY)])
     agent.execute("q")
     memory = model.calls[-1][1:]  # after the system prompt
     kinds = [type(m).__name__ for m in memory]
@@ -160,7 +183,7 @@ def test_memory_is_a_well_formed_tool_conversation(movies_db):
 
 
 async def test_aexecute_gives_the_same_result(movies_db):
-    agent, _ = make_agent(movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, 2), revise("u", 1)])
+    agent, _ = make_agent(movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, 2), keep(TOM_HANKS_QUERY)])
     result = await agent.aexecute("Which movies did Tom Hanks act in?")
     assert result.stop_reason == "non_empty_result" and len(result.tool_result) == 12 and result.steps == 2
 
@@ -178,21 +201,39 @@ def test_kg_prompt_defaults_to_the_live_schema(movies_db):
     assert "(:Person)-[:ACTED_IN]->(:Movie)" in system and "FalkorDB" in system
 
 
-def test_without_trusting_non_empty_results_a_low_score_runs_the_revision(movies_db):
-    # Rows, but not the answer.
+def test_wrong_rows_scored_low_run_the_revision_whether_or_not_rows_are_trusted(movies_db):
+    # Rows, but not the answer: the revision scores them low and rewrites the query.
     wrong = "MATCH (p:Person)-[:DIRECTED]->(m:Movie {title: 'The Matrix'}) RETURN p.name AS name"
-    script = [draft(wrong), revise(TOM_HANKS_QUERY, score=2), revise(TOM_HANKS_QUERY, score=9)]
-    trusting, _ = make_agent(movies_db, list(script))
-    assert trusting.execute("Which movies did Tom Hanks act in?").answer == wrong  # the documented rule stops at once
-    agent, _ = make_agent(movies_db, list(script), trust_non_empty_result=False)
+    script = [draft(wrong), revise(TOM_HANKS_QUERY, score=2), keep(TOM_HANKS_QUERY, score=9)]
+    for trust in (True, False):
+        agent, _ = make_agent(movies_db, list(script), trust_non_empty_result=trust)
+        result = agent.execute("Which movies did Tom Hanks act in?")
+        assert result.stop_reason == "score_threshold" and result.answer == TOM_HANKS_QUERY and result.steps == 2
+        assert len(result.tool_result) == 12
+
+
+def test_rows_kept_with_a_score_that_rejects_them_do_not_end_the_run(movies_db):
+    wrong = "MATCH (p:Person)-[:DIRECTED]->(m:Movie {title: 'The Matrix'}) RETURN p.name AS name"
+    agent, _ = make_agent(
+        movies_db, [draft(wrong), keep(wrong, score=2), revise(TOM_HANKS_QUERY, 3), keep(TOM_HANKS_QUERY)]
+    )
     result = agent.execute("Which movies did Tom Hanks act in?")
-    assert result.stop_reason == "score_threshold" and result.answer == TOM_HANKS_QUERY and result.steps == 2
-    assert len(result.tool_result) == 12
+    assert result.stop_reason == "non_empty_result" and result.answer == TOM_HANKS_QUERY
+    assert [o.executed for o in result.outcomes] == [True, False, True]  # the kept query was not run again
+
+
+def test_without_trusting_non_empty_results_a_middling_score_does_not_end_the_run(movies_db):
+    script = [draft(TOM_HANKS_QUERY)] + [keep(TOM_HANKS_QUERY, score=6)] * 3
+    trusting, _ = make_agent(movies_db, list(script))
+    assert trusting.execute("q").stop_reason == "non_empty_result"
+    agent, _ = make_agent(movies_db, list(script), trust_non_empty_result=False)
+    result = agent.execute("q")
+    assert result.stop_reason == "no_progress" and result.answer == TOM_HANKS_QUERY
 
 
 def test_without_trusting_non_empty_results_an_unscored_one_still_stops(movies_db):
     agent, _ = make_agent(
-        movies_db, [draft(TOM_HANKS_QUERY), revise("MATCH (n) RETURN n", score="n/a")], trust_non_empty_result=False
+        movies_db, [draft(TOM_HANKS_QUERY), keep(TOM_HANKS_QUERY, score="n/a")], trust_non_empty_result=False
     )
     result = agent.execute("Which movies did Tom Hanks act in?")
     assert result.stop_reason == "non_empty_result" and result.answer == TOM_HANKS_QUERY and result.score is None

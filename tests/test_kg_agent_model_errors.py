@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage
 from graphs.kg_query_agent import KGQueryReflexionAgent
 from nodes.models import ScriptedChatModel, tool_reply
 from schemas.errors import WriteQueryRefusedError
-from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, make_agent, revise
+from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, keep, make_agent, revise
 
 
 def run(movies_db, replies, **kwargs):
@@ -18,7 +18,8 @@ def run(movies_db, replies, **kwargs):
 
 def test_a_draft_without_tool_call_is_retried(movies_db):
     result, _ = run(
-        movies_db, [AIMessage(content="Sure! Tom Hanks was in many films."), draft(TOM_HANKS_QUERY), revise("u", 1)]
+        movies_db,
+        [AIMessage(content="Sure! Tom Hanks was in many films."), draft(TOM_HANKS_QUERY), keep(TOM_HANKS_QUERY)],
     )
     assert result.stop_reason == "non_empty_result" and result.usage.llm_calls == 3
 
@@ -30,21 +31,27 @@ def test_bad_json_arguments_are_retried(movies_db):
             {"name": "GenerateQuery", "args": "{'answer':", "id": "c", "error": "bad", "type": "invalid_tool_call"}
         ],
     )
-    result, _ = run(movies_db, [broken, draft(TOM_HANKS_QUERY), revise("u", 1)])
+    result, _ = run(movies_db, [broken, draft(TOM_HANKS_QUERY), keep(TOM_HANKS_QUERY)])
     assert result.stop_reason == "non_empty_result"
 
 
 def test_missing_fields_in_the_revision_are_retried(movies_db):
     result, _ = run(
         movies_db,
-        [draft(EMPTY_QUERY), tool_reply("ReviseQuery", {"score": 3}), revise(TOM_HANKS_QUERY, 2), revise("u", 1)],
+        [
+            draft(EMPTY_QUERY),
+            tool_reply("ReviseQuery", {"score": 3}),
+            revise(TOM_HANKS_QUERY, 2),
+            keep(TOM_HANKS_QUERY),
+        ],
     )
     assert result.stop_reason == "non_empty_result" and result.steps == 2
 
 
-def test_score_in_words_counts_as_no_score(movies_db):
-    result, _ = run(movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, "eight"), revise("u", "nine")])
-    assert result.outcomes[0].score is None and result.stop_reason == "non_empty_result"
+def test_a_score_in_no_known_form_counts_as_no_score_and_one_in_words_is_read(movies_db):
+    result, _ = run(movies_db, [draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, "high"), keep(TOM_HANKS_QUERY, "nine")])
+    assert result.outcomes[0].score is None and result.outcomes[1].score == 9.0
+    assert result.stop_reason == "score_threshold"
 
 
 def test_a_model_that_never_complies_ends_with_model_error(movies_db):
@@ -65,7 +72,7 @@ def test_a_draft_that_never_complies_ends_with_model_error_and_no_answer(movies_
 def test_conversation_objects_with_a_chat_attribute_are_accepted(movies_db):
     class Conversation:
         def __init__(self):
-            self.chat = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise("u", 1)])
+            self.chat = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), keep(TOM_HANKS_QUERY)])
 
     agent = KGQueryReflexionAgent(conversation_factory=Conversation, database=movies_db)
     assert agent.execute("q").stop_reason == "non_empty_result"
@@ -82,7 +89,7 @@ def test_a_factory_returning_something_else_is_a_clear_error(movies_db):
 
 
 def test_a_database_that_is_down_is_a_typed_stop_before_any_model_call(tmp_path):
-    model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise("u", 1)])
+    model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), keep(TOM_HANKS_QUERY)])
     agent = KGQueryReflexionAgent(
         connection_args={"backend": "falkordb", "host": "127.0.0.1", "port": 1}, conversation_factory=lambda: model
     )

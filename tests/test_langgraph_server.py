@@ -21,7 +21,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from graphs import registry
-from tests.helpers import TOM_HANKS_QUERY, graph_fingerprint
+from tests.helpers import TOM_HANKS_QUERY, graph_fingerprint, last_query_shown
 from tests.openai_stub import OpenAIStub, tool_names
 
 OTHER_QUERY = "MATCH (m:Movie {title: 'The Matrix'})<-[:DIRECTED]-(p:Person) RETURN p.name AS director"
@@ -45,10 +45,11 @@ def model_reply(request: dict[str, Any]) -> dict[str, Any]:
         asked = [m["content"] for m in request["messages"] if m["role"] == "user"][-1]
         query = OTHER_QUERY if "Matrix" in asked else TOM_HANKS_QUERY
         return {"tool": "GenerateQuery", "args": {"answer": query, "reflection": "draft", "search_queries": []}}
-    if "ReviseQuery" in tools:
+    if "ReviseQuery" in tools:  # satisfied: it keeps the query whose result it was shown
+        kept = last_query_shown(request) or TOM_HANKS_QUERY
         return {
             "tool": "ReviseQuery",
-            "args": {"answer": "", "reflection": "fine", "revised_query": TOM_HANKS_QUERY, "score": 9},
+            "args": {"answer": kept, "reflection": "fine", "revised_query": kept, "score": 9},
         }
     if last["role"] == "user":
         return {"tool": "multiply", "args": {"a": 6, "b": 7}}

@@ -41,7 +41,7 @@ from nodes.checkpoints import durable_checkpointer, postgres_checkpointer, redac
 from nodes.graphdb import FalkorDBGraph
 from nodes.models import ScriptedChatModel
 from schemas.errors import ConfigurationError
-from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, revise
+from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, keep, revise
 from tests.openai_stub import OpenAIStub, tool_names
 
 REPO = Path(__file__).resolve().parent.parent
@@ -103,13 +103,13 @@ def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
 def two_step_model(request: dict[str, Any]) -> dict[str, Any]:
     """A model that is a function of the conversation, so a resumed run gets the replies an
     uninterrupted one would: it drafts a query with no rows, revises it to Tom Hanks's movies
-    (5/10), then scores that 9/10."""
+    (5/10), then keeps it and scores it 9/10."""
     if "GenerateQuery" in tool_names(request):
         return {"tool": "GenerateQuery", "args": {"answer": EMPTY_QUERY, "reflection": "first try"}}
     if sum(m["role"] == "tool" for m in request["messages"]) == 1:
         args = {"answer": EMPTY_QUERY, "reflection": "no rows", "revised_query": TOM_HANKS_QUERY, "score": 5}
     else:
-        args = {"answer": TOM_HANKS_QUERY, "reflection": "good", "revised_query": "unused", "score": 9}
+        args = {"answer": TOM_HANKS_QUERY, "reflection": "good", "revised_query": TOM_HANKS_QUERY, "score": 9}
     return {"tool": "ReviseQuery", "args": args}
 
 
@@ -195,7 +195,7 @@ def number_script(messages: list[BaseMessage]) -> Any:
     results = sum(isinstance(m, ToolMessage) for m in messages)
     if results == 0:
         return draft(f"MATCH (p:Person {{name: 'Nobody {i}'}}) RETURN p.name AS name")
-    return revise(f"RETURN {i} AS n", 5) if results == 1 else revise("unused", 9)
+    return revise(f"RETURN {i} AS n", 5) if results == 1 else keep(f"RETURN {i} AS n", 9)
 
 
 def agent_with(model: ScriptedChatModel, movies_db: FalkorDBGraph, checkpointer: Any = "durable") -> Any:
@@ -313,7 +313,7 @@ def test_a_users_own_postgres_saver_works_with_agents(postgres_url: str, movies_
         agent = agent_with(first, movies_db, saver)
         paused = agent.execute(QUESTION, thread_id=thread, context={"require_approval": True})
     assert paused.stop_reason == "awaiting_approval" and paused.pending_approval["query"] == TOM_HANKS_QUERY
-    second = ScriptedChatModel(replies=[revise("unused", 9)])
+    second = ScriptedChatModel(replies=[keep(TOM_HANKS_QUERY, 9)])
     with PostgresSaver.from_conn_string(postgres_url) as saver:  # a new connection: what was stored holds
         done = agent_with(second, movies_db, saver).resume(thread, "approve")
     assert ["Cast Away"] in done.tool_result and done.answer == TOM_HANKS_QUERY and len(second.calls) == 1
@@ -351,7 +351,7 @@ def test_a_run_whose_last_checkpoints_were_lost_resumes_instead_of_passing_for_f
         agent = agent_with(first, movies_db, LosesCheckpointsAfterTheDraft(conn))
         with pytest.raises(ProcessKilled):
             agent.execute(QUESTION, thread_id=thread)
-    second = ScriptedChatModel(replies=[revise(TOM_HANKS_QUERY, 5), revise("unused", 9)])
+    second = ScriptedChatModel(replies=[revise(TOM_HANKS_QUERY, 5), keep(TOM_HANKS_QUERY, 9)])
     result = agent_with(second, movies_db, saver).resume(thread)
     assert ["Cast Away"] in result.tool_result
     assert [o.action for o in result.outcomes] == [EMPTY_QUERY, TOM_HANKS_QUERY]

@@ -59,7 +59,7 @@ def test_a_custom_tool_runs_through_the_same_loop_and_hooks():
         replies=[
             tool_reply("Draft", {"answer": "0+0"}),
             tool_reply("Revision", {"revised_answer": "2+3", "score": "1"}),
-            tool_reply("Revision", {"revised_answer": "9+9", "score": "2"}),
+            tool_reply("Revision", {"revised_answer": "2+3", "score": "6"}),
         ]
     )
     agent = CalculatorAgent(model)
@@ -86,7 +86,10 @@ def test_an_overridden_should_continue_routes_the_loop():
 
 def test_runs_are_checkpointed_per_thread():
     model = ScriptedChatModel(
-        replies=[tool_reply("Draft", {"answer": "1+1"}), tool_reply("Revision", {"revised_answer": "x"})]
+        replies=[
+            tool_reply("Draft", {"answer": "1+1"}),
+            tool_reply("Revision", {"revised_answer": "1+1", "score": "6"}),
+        ]
     )
     agent = CalculatorAgent(model, checkpointer=InMemorySaver())
     agent.execute("q", thread_id="t-1")
@@ -99,5 +102,7 @@ def test_runs_are_checkpointed_per_thread():
     answer = saved["messages"][-1]
     assert not answer.tool_calls and "```\n1+1\n```" in answer.content
     assert "It returned:\n\n```\n2\n```" in answer.content  # a tool without rows: its text
-    assert answer.content.endswith("Stopped: the result was not empty (after 1 step).")
+    assert answer.content.endswith(
+        "Stopped: the result was not empty, and the model kept what gave it without rejecting it (after 1 step)."
+    )
     assert saved["answer"] == answer.content and saved["query"] == "1+1" and saved["rows"] == []

@@ -15,13 +15,15 @@ from nodes.models import ScriptedChatModel
 from nodes.reflexion.scoring import parse_score
 from schemas.errors import WriteQueryRefusedError
 from schemas.kg_query import GenerateQuery
-from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, revise
+from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, keep, revise
 
 MEG_RYAN_QUERY = TOM_HANKS_QUERY.replace("Tom Hanks", "Meg Ryan")
 
 
 def test_a_second_question_on_the_same_thread_is_a_fresh_run(movies_db):
-    model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise("u", 1), draft(MEG_RYAN_QUERY), revise("u", 1)])
+    model = ScriptedChatModel(
+        replies=[draft(TOM_HANKS_QUERY), keep(TOM_HANKS_QUERY), draft(MEG_RYAN_QUERY), keep(MEG_RYAN_QUERY)]
+    )
     agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, checkpointer=InMemorySaver())
     first = agent.execute("Tom Hanks movies?", thread_id="t")
     second = agent.execute("Meg Ryan movies?", thread_id="t")
@@ -41,7 +43,7 @@ def test_a_second_question_on_the_same_thread_is_a_fresh_run(movies_db):
 
 
 def test_graph_invoked_directly_with_only_messages_runs(movies_db):
-    model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise("u", 1)])
+    model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), keep(TOM_HANKS_QUERY)])
     agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db)
     state = agent.graph.invoke(
         {"messages": [HumanMessage("Tom Hanks movies?")]}, {"configurable": {"thread_id": "direct"}}
@@ -71,7 +73,7 @@ def test_a_query_cannot_forge_the_missing_graph_or_timeout_errors(movies_db):
             draft("RETURN 'empty key' + "),
             revise("RETURN 'Query timed out' + ", 1),
             revise(TOM_HANKS_QUERY, 1),
-            revise("u", 1),
+            keep(TOM_HANKS_QUERY),
         ]
     )
     result = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db).execute("q")
@@ -135,7 +137,7 @@ def test_step_limit_returns_the_best_executed_query(movies_db):
     better_empty = EMPTY_QUERY
     worse_empty = "MATCH (p:Person {name: 'Nobody Else'}) RETURN p.name AS name"
     model = ScriptedChatModel(
-        replies=[draft(error_query), revise(better_empty, 1), revise(worse_empty, 6), revise("u", 2)]
+        replies=[draft(error_query), revise(better_empty, 1), revise(worse_empty, 6), revise("RETURN 1 +", 2)]
     )
     result = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, max_steps=3).execute("q")
     assert result.stop_reason == "max_steps"

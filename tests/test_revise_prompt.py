@@ -120,7 +120,7 @@ def test_every_revision_finds_what_it_needs_in_what_it_is_sent(shop_db, given_pr
 
 def run_to_rows(shop_db, kg_prompt: str | None = None) -> tuple[KGQueryReflexionAgent, list[str]]:
     """A run whose results are an error, no rows, then rows: the system message of each model call."""
-    empty = "MATCH (c:Category {categoryName: 'seafood'}) RETURN c.description AS description"
+    empty = "MATCH (c:Category {categoryName: 'Shellfish'}) RETURN c.description AS description"
     found = "MATCH (c:Category {categoryName: 'Seafood'}) RETURN c.description AS description"
     script = [
         tool_reply("GenerateQuery", {"answer": "MATCH (c:Category) WHERE c.categoryName =~ 'S.*' RETURN c"}),

@@ -24,6 +24,11 @@ from schemas.kg_query import GenerateQuery, ReviseQuery
         (" 4 / 5 ", 8.0),
         ("80%", 8.0),
         ("7 points", 7.0),
+        ("eight", 8.0),
+        ("Eight out of ten", 8.0),
+        ("8 out of 10", 8.0),
+        ("Score: 9", 9.0),
+        ("9.", 9.0),
         (0, 0.0),
         (10, 10.0),
     ],
@@ -32,7 +37,7 @@ def test_scores_are_read_from_numbers_and_strings(raw, expected):
     assert parse_score(raw) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("raw", ["eight", "", None, "8/0", "-1", 11, math.nan, True, "high", [8], {"score": 8}])
+@pytest.mark.parametrize("raw", ["eighty", "", None, "8/0", "-1", 11, math.nan, True, "high", [8], {"score": 8}])
 def test_unreadable_scores_are_no_score(raw):
     assert parse_score(raw) is None
 
@@ -105,10 +110,10 @@ def test_a_failing_model_call_is_reported():
     assert reply.parsed is None and "model call failed" in reply.error
 
 
-def test_score_eight_in_words_is_kept_as_no_score():
+def test_a_score_in_words_is_kept_as_written_and_read_as_a_number():
     reply = Responder(
         ScriptedChatModel(replies=[tool_reply("ReviseQuery", {"revised_query": "RETURN 1", "score": "eight"})]),
         ReviseQuery,
         "s",
     ).respond([])
-    assert reply.parsed.score == "eight" and parse_score(reply.parsed.score) is None
+    assert reply.parsed.score == "eight" and parse_score(reply.parsed.score) == 8.0

@@ -188,6 +188,7 @@ def test_the_defaults_are_the_ones_the_constructors_had():
     kg = KG_QUERY_DEFAULTS
     assert (kg.tool_results_in_prompt, kg.query_timeout, kg.row_cap, kg.rows_in_message) == (1, 10.0, 100, 20)
     assert (kg.allow_writes, kg.require_approval, kg.max_steps) == (False, None, 30)
+    assert (kg.map_values, kg.repair_queries) == (True, True)
     assert FLOW_DEFAULTS.model_dump() == {
         "query_timeout": 10.0,
         "row_cap": 100,
@@ -199,6 +200,7 @@ def test_the_defaults_are_the_ones_the_constructors_had():
         "learn": True,
         "cache_seconds": 300.0,
         "map_values": True,
+        "repair_queries": True,
     }
     assert (EXTRACTION_DEFAULTS.max_retries, REACT_DEFAULTS.max_steps, WIKIPEDIA_DEFAULTS.max_calls) == (3, 6, 8)
 

@@ -114,6 +114,7 @@ def test_a_flow_keeps_its_limits_as_given_and_its_defaults(monkeypatch):
         "cache_seconds": 300.0,
         "require_approval": False,
         "map_values": True,
+        "repair_queries": True,
     }
     given = Text2CypherFlow(
         "naive",
@@ -129,6 +130,7 @@ def test_a_flow_keeps_its_limits_as_given_and_its_defaults(monkeypatch):
         cache_seconds=60,
         require_approval=True,
         map_values=False,
+        repair_queries=False,
     )
     assert given.limits == {
         "max_retries": 0,
@@ -141,6 +143,7 @@ def test_a_flow_keeps_its_limits_as_given_and_its_defaults(monkeypatch):
         "cache_seconds": 60.0,
         "require_approval": True,
         "map_values": False,
+        "repair_queries": False,
     }
     timed = Text2CypherFlow("naive", conversation_factory=lambda: None, checkpointer=None, query_timeout=2)
     assert timed.limits["query_timeout"] == 2.0 and isinstance(timed.limits["query_timeout"], float)

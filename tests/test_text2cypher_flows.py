@@ -342,7 +342,7 @@ def test_streaming_emits_every_step_in_order(movies_db, store):
     )
     items = list(flow.stream("When was Tom Hanks born?"))
     labels = [i["label"] for i in items[:-1]]
-    assert labels == ["Guardrail", "Cypher generation", "Value mapping", "Cypher execution", "Evaluation", "Answer"]
+    assert labels == ["Guardrail", "Cypher generation", "Query check", "Cypher execution", "Evaluation", "Answer"]
     assert items[-1].rows == [[1956]] and items[1]["payload"]["cypher"].endswith("RETURN p.born AS born")
 
 
@@ -408,7 +408,7 @@ def test_each_flow_is_built_from_the_registry_and_its_flags_match_its_wiring():
         raise AssertionError("built, not run")
 
     wiring = Wiring(start=never_run, node=lambda step: never_run, reply=never_run)  # a builder needs only these
-    line = {"__start__", "start", "guardrail", "generate", "map_values", "execute", "summarize", "reply", "__end__"}
+    line = {"__start__", "start", "guardrail", "generate", "check_query", "execute", "summarize", "reply", "__end__"}
     expected = {
         "naive": line,
         "retry": line | {"correct"},

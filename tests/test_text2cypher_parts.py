@@ -9,10 +9,10 @@ import pytest
 
 from nodes.common.schema_text import schema_text
 from nodes.graphdb import FalkorDBGraph
-from nodes.text2cypher.fewshots import SEED_EXAMPLES, FewShotStore, question_key
-from nodes.text2cypher.schema_pruning import prune_schema
 from nodes.graphdb.cypher_patterns import read_query
 from nodes.graphdb.value_matching import closest_value
+from nodes.text2cypher.fewshots import SEED_EXAMPLES, FewShotStore, question_key
+from nodes.text2cypher.schema_pruning import prune_schema
 from schemas.graphdb import GraphSchema, NodeLabelInfo, PropertyInfo, RelationshipInfo
 from tests.helpers import PortableGraph, mapped_values
 

@@ -67,7 +67,9 @@ def test_a_missing_order_stays_missing_through_the_flow(shop_db):
     flow = Text2CypherFlow("naive", conversation_factory=lambda: model, database=shop_db, checkpointer=None)
     result = flow.ask("What was in order 10240?", on_event=events.append)
     assert result.cypher == asked and result.rows == [] and result.mappings == []
-    assert "Value mapping" not in [e["label"] for e in events]
+    checked = [e["payload"] for e in events if e["label"] == "Query check"]
+    assert all(not c["mappings"] and not c["repairs"] for c in checked)  # nothing rewritten
+    assert any("10240" in f for c in checked for f in c["findings"])  # the missing order is said to be missing
 
 
 def test_every_mapping_is_reported_and_a_run_can_turn_mapping_off(movies_db):
@@ -90,7 +92,7 @@ def test_every_mapping_is_reported_and_a_run_can_turn_mapping_off(movies_db):
     assert mapped.rows == [[1964]] and [(m.given, m.mapped) for m in mapped.mappings] == [
         ("Keanu Reves", "Keanu Reeves")
     ]
-    assert [e["payload"]["mappings"][0]["mapped"] for e in events if e["label"] == "Value mapping"] == ["Keanu Reeves"]
+    assert [e["payload"]["mappings"][0]["mapped"] for e in events if e["label"] == "Query check"] == ["Keanu Reeves"]
     for off in (run(map_values=False)[0], run(context={"map_values": False})[0]):
         assert off.cypher == typo and off.rows == [] and off.mappings == []
 

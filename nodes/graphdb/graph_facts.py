@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from nodes.graphdb.cypher_patterns import TextTest
 from nodes.graphdb.cypher_text import quote_name
@@ -78,7 +78,7 @@ class GraphFacts:
     def _remembered(self, key: tuple[Any, ...], find: Callable[[], T]) -> T:
         with self._lock:
             if key in self._answers:
-                return self._answers[key]  # type: ignore[no-any-return]
+                return cast(T, self._answers[key])
         answer = find()
         with self._lock:
             if len(self._answers) >= MAX_ANSWERS:

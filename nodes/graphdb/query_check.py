@@ -143,7 +143,8 @@ class QueryChecker:
         named = {labels.get(n.text, n.text) for n in node.labels}
         if not named and node.var:
             named = node_vars.get(node.var, set())
-        return sorted(n for n in named if n in self.facts.labels) or [None]
+        known: list[str | None] = [n for n in sorted(named) if n in self.facts.labels]
+        return known or [None]
 
     def _joins(self, starts: list[str | None], rel_type: str, ends: list[str | None]) -> bool | None:
         """Whether `rel_type` goes from one of `starts` to one of `ends`; None if that is not known."""

@@ -251,9 +251,13 @@ def check_query(state: Mapping[str, Any], ctx: FlowContext) -> Update:
 def report_check(check: QueryCheck) -> None:
     """What the check repaired or found goes to the stream, with the query as it now runs."""
     if check.repairs or check.findings:
-        emit("Query check", cypher=check.query, repairs=check.repairs, findings=check.findings)
-    if check.mappings:
-        emit("Value mapping", mappings=[m.model_dump() for m in check.mappings], cypher=check.query)
+        emit(
+            "Query check",
+            cypher=check.query,
+            repairs=check.repairs,
+            findings=check.findings,
+            mappings=[m.model_dump() for m in check.mappings],
+        )
 
 
 def run_query(
