@@ -52,6 +52,13 @@ class GroupScore(BaseModel):
     mean_llm_calls: float
     mean_input_tokens: float
     mean_output_tokens: float
+    tokens_per_correct: float = Field(
+        default=0.0,
+        description="Tokens (in and out) the group spent, over its correct answers: what a right answer costs.",
+    )
+    llm_calls_per_correct: float = Field(
+        default=0.0, description="Model calls the group made, over its correct answers."
+    )
     latency_p50_s: float
     latency_p95_s: float
     stop_reasons: dict[str, int]

@@ -125,22 +125,22 @@ class AgentSettings(Settings):
         default=7.0,
         ge=0,
         le=10,
-        description="A revision that scores the result it judged above this (0-10) ends the run, when that result "
-        "ran without error",
+        description="A revision that keeps its query and scores the result above this (0-10) ends the run, when "
+        "that result ran without error and passed the schema check",
     )
     max_model_retries: int = Field(
         default=2, ge=0, le=10, description="Calls again of a model whose reply cannot be read, in each model turn"
     )
     max_repeats: int = Field(
-        default=2,
+        default=3,
         ge=1,
         description="Revisions in a row that run nothing new (an action that already ran) before the run "
         "stops `no_progress`",
     )
     trust_non_empty_result: bool = Field(
         default=True,
-        description="Any non-empty result ends the run, even one the revision scored low; false: only a non-empty "
-        "result the revision gave no score",
+        description="A non-empty result the revision keeps ends the run unless its score rejects it (below 5); "
+        "false: only one the revision gave no score. Either way the query must have passed the schema check",
     )
     tool_results_in_prompt: int | None = Field(
         default=None,

@@ -36,7 +36,7 @@ def open_graph(falkordb_server, name: str) -> FalkorDBGraph:
 def test_the_shop_script_loads_with_the_counts_and_types_it_writes(data_dir, falkordb_server, capsys):
     name = unique("shop")
     assert main(["--data-dir", data_dir, "load", str(SHOP_CYPHER), "--graph", name]) == 0
-    assert "264 nodes, 733 relationships" in capsys.readouterr().out
+    assert "264 nodes, 763 relationships" in capsys.readouterr().out
     db = open_graph(falkordb_server, name)
     try:
         assert dict(db.query("MATCH (n) RETURN labels(n)[0], count(*)", row_cap=None).rows) == SHOP_NODES
@@ -119,7 +119,7 @@ def test_graphs_are_listed_with_counts_described_and_dropped(data_dir, falkordb_
     capsys.readouterr()
     assert main(["--data-dir", data_dir, "graphs", "--json"]) == 0
     listed = {row["graph"]: row for row in json.loads(capsys.readouterr().out)["database"]}
-    assert listed[name]["nodes"] == 264 and listed[name]["relationships"] == 733
+    assert listed[name]["nodes"] == 264 and listed[name]["relationships"] == 763
     assert main(["--data-dir", data_dir, "schema", name]) == 0
     schema = capsys.readouterr().out
     assert "(:Supplier)-[:SUPPLIES]->(:Product)" in schema and "postalCode: STRING" in schema and "Movie" not in schema

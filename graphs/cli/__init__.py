@@ -11,7 +11,7 @@
     reflexion load people.csv --label Person --key name             # CSV rows as nodes
     reflexion load acted.csv --relationship ACTED_IN --start Person.name=person --end Movie.title=movie
     reflexion serve [--port 2024]         # every graph behind LangGraph's server, offline
-    reflexion eval --model oracle|corrupt|openai:gpt-4o-mini [--agent retry_evaluate] [--limit 100]
+    reflexion eval --model oracle|corrupt|simulated|openai:gpt-4o-mini [--agent retry_evaluate] [--limit 100]
     reflexion react "What is 465 times 321?" [--agent tools|wikipedia] [--sample-corpus] [--json]
     reflexion extract "I own a Fiat Panda with 45Hp." [--schema package.module:Model] [--json]
 
@@ -198,6 +198,18 @@ def _add_graph_commands(commands: Any) -> None:
     examples.set_defaults(run=LazyCommand("catalog", "cmd_examples"))
 
 
+#: The simulated model's rates as options: (flag, default, what it sets); `Misbehaviour` holds the same defaults
+#: (a test checks they agree), written here so `--help` needs no import of the evaluation.
+SIMULATED_RATES = (
+    ("--draft-faults", 0.5, "share of first drafts with one mistake"),
+    ("--revision-faults", 0.25, "share of rewritten queries with a new mistake"),
+    ("--repeats", 0.1, "share of rewrites that send the last query back"),
+    ("--self-scoring", 0.5, "share of scores that judge the model's own revision, not the result"),
+    ("--odd-scores", 0.3, "share of scores written as '8/10', 'eight', '80%%'"),
+    ("--prose-json", 0.1, "share of replies with JSON in prose instead of a tool call"),
+)
+
+
 def _add_eval_command(commands: Any) -> None:
     ev = commands.add_parser("eval", help="score execution accuracy over (question, gold Cypher) pairs")
     ev.add_argument(  # the names of graphs.evaluation.AGENTS (a test checks they agree)
@@ -210,7 +222,7 @@ def _add_eval_command(commands: Any) -> None:
     )
     ev.add_argument(
         "--model",
-        help="oracle, corrupt, or a chat model such as openai:gpt-4o-mini "
+        help="oracle, corrupt, simulated, or a chat model such as openai:gpt-4o-mini "
         f"(default: ${MODEL_ENV}, else {DEFAULT_MODEL})",
     )
     ev.add_argument(
@@ -237,6 +249,14 @@ def _add_eval_command(commands: Any) -> None:
         help=f"seconds per query, gold and generated (default {EVAL_QUERY_TIMEOUT_S:g})",
     )
     ev.add_argument("--faults", help=f"corrupt model: comma-separated fault kinds (default all: {', '.join(FAULTS)})")
+    simulated = ev.add_argument_group(
+        "the simulated model (--model simulated)",
+        "a model that misbehaves as real ones do, each rate a probability from 0 to 1; the first drafts depend on "
+        "the seed and the question only, so every agent and flow gets the same ones",
+    )
+    for flag, default, what in SIMULATED_RATES:
+        simulated.add_argument(flag, type=float, help=f"{what} (default {default:g})")
+    simulated.add_argument("--seed", type=int, help="seed of the simulated model's choices (default 0)")
     ev.add_argument(
         "--no-trust-non-empty",
         action="store_true",

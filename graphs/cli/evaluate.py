@@ -2,6 +2,7 @@
 
     reflexion eval --model oracle                       # must be 100%: checks the harness
     reflexion eval --model corrupt --faults syntax_error,write_clause
+    reflexion eval --model simulated --self-scoring 0.8 --seed 3
     reflexion eval --agent retry_evaluate --model openai:gpt-4o-mini --limit 100 --concurrency 4
 
 Writes `<out>/<agent>-<model>-<time>.json` (every question's trace) and `.md` (the summary
@@ -40,6 +41,7 @@ from graphs.evaluation import evaluate
 from nodes.evaluation.dataset import load_dataset
 from nodes.evaluation.faults import FAULTS
 from nodes.evaluation.report import markdown
+from nodes.evaluation.simulated import RATES, Misbehaviour
 from nodes.graphdb.demo_data import MOVIES_QUESTIONS_CSV
 from schemas.constants import DEFAULT_MODEL, MAX_STEPS_LIMIT, MODEL_ENV
 from schemas.errors import ConfigurationError
@@ -60,6 +62,22 @@ def _faults(spec: str | None, model: str) -> list[str] | None:
     if not kinds:
         raise ConfigurationError(f"--faults names no fault kind; choose from {', '.join(FAULTS)}")
     return kinds
+
+
+def _misbehaviour(args: argparse.Namespace, model: str) -> Misbehaviour | None:
+    """The simulated model's rates from the options (its defaults for those not given); None for
+    another model, which refuses them."""
+    given = {name: value for name in (*RATES, "seed") if (value := getattr(args, name, None)) is not None}
+    if model != "simulated":
+        if given:
+            flags = ", ".join("--" + name.replace("_", "-") for name in given)
+            raise ConfigurationError(f"only --model simulated takes {flags}")
+        return None
+    for name in RATES:
+        rate = given.get(name)
+        if rate is not None and not (math.isfinite(rate) and 0 <= rate <= 1):
+            raise ConfigurationError(f"--{name.replace('_', '-')} must be a probability from 0 to 1, got {rate:g}")
+    return Misbehaviour(**given)
 
 
 def _check_numbers(args: argparse.Namespace) -> None:
@@ -107,6 +125,7 @@ def cmd_eval(args: argparse.Namespace, out: Console) -> int:
     _check_numbers(args)
     model = args.model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
     faults = _faults(args.faults, model)
+    misbehaviour = _misbehaviour(args, model)
     items = load_dataset(args.dataset, limit=args.limit)
     if not items:
         raise ConfigurationError(f"the dataset {args.dataset} has no (question, cypher) rows")
@@ -127,7 +146,7 @@ def cmd_eval(args: argparse.Namespace, out: Console) -> int:
     task = bar.add_task(f"{args.agent} / {model}", total=None, correct=0)
 
     try:
-        report = _run(args, model, faults, items, db, lines_path, bar, task)
+        report = _run(args, model, faults, misbehaviour, items, db, lines_path, bar, task)
         summary = markdown(report)
         try:
             json_path.write_text(report.model_dump_json(indent=1), encoding="utf-8")
@@ -157,6 +176,7 @@ def _run(
     args: argparse.Namespace,
     model: str,
     faults: list[str] | None,
+    misbehaviour: Misbehaviour | None,
     items: list,
     db: Any,
     lines_path: Path,
@@ -192,5 +212,6 @@ def _run(
                 on_start=started,
                 on_done=done,
                 force=args.force,
+                misbehaviour=misbehaviour,
             )
         )

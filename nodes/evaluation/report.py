@@ -21,10 +21,12 @@ def group_score(name: str, traces: Iterable[QuestionTrace]) -> GroupScore:
     answers = [t.answer for t in scored if t.answer is not None]
     non_empty = [t for t in scored if t.gold_rows]
     mean = lambda values: statistics.fmean(values) if values else 0.0  # noqa: E731
+    correct = sum(1 for t in scored if t.correct)
+    per_correct = lambda total: total / correct if correct else 0.0  # noqa: E731
     return GroupScore(
         name=name,
         scored=len(scored),
-        correct=sum(1 for t in scored if t.correct),
+        correct=correct,
         executable=sum(1 for a in answers if a.executed),
         gold_non_empty=len(non_empty),
         correct_non_empty=sum(1 for t in non_empty if t.correct),
@@ -32,6 +34,8 @@ def group_score(name: str, traces: Iterable[QuestionTrace]) -> GroupScore:
         mean_llm_calls=mean([a.llm_calls for a in answers]),
         mean_input_tokens=mean([a.input_tokens for a in answers]),
         mean_output_tokens=mean([a.output_tokens for a in answers]),
+        tokens_per_correct=per_correct(sum(a.input_tokens + a.output_tokens for a in answers)),
+        llm_calls_per_correct=per_correct(sum(a.llm_calls for a in answers)),
         latency_p50_s=_percentile([t.latency_s or 0.0 for t in scored], 0.5),
         latency_p95_s=_percentile([t.latency_s or 0.0 for t in scored], 0.95),
         stop_reasons=dict(Counter(a.stop_reason or "none" for a in answers).most_common()),
@@ -53,15 +57,22 @@ def _row(group: GroupScore) -> str:
         f"| {group.name} | {group.scored} | {_pct(group.correct, group.scored)} "
         f"| {_pct(group.correct_non_empty, group.gold_non_empty)} "
         f"| {_pct(group.executable, group.scored)} | {group.mean_steps:.2f} | {group.mean_llm_calls:.2f} "
-        f"| {group.mean_input_tokens:.0f} / {group.mean_output_tokens:.0f} "
+        f"| {group.mean_input_tokens:.0f} / {group.mean_output_tokens:.0f} | {group.tokens_per_correct:.0f} "
         f"| {group.latency_p50_s:.3f} / {group.latency_p95_s:.3f} | {stops} |"
     )
 
 
 HEADER = (
     "| group | scored | execution accuracy | on non-empty gold | executable | steps | LLM calls "
-    "| tokens in / out | latency p50 / p95 (s) | stop reasons |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    "| tokens in / out | tokens per correct answer | latency p50 / p95 (s) | stop reasons |"
+    "\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 )
+
+
+FAULT_HEADINGS = {
+    "corrupt": "Per fault kind (first draft faulty, revisions correct):",
+    "simulated": "Per fault of the first draft (`none`: a right draft; revisions err too, see the options):",
+}
 
 
 def markdown(report: EvaluationReport) -> str:
@@ -83,7 +94,7 @@ def markdown(report: EvaluationReport) -> str:
     if report.by_fault:
         lines += [
             "",
-            "Per fault kind (first draft faulty, revisions correct):",
+            FAULT_HEADINGS.get(report.model, "Per fault kind:"),
             "",
             HEADER,
             *(_row(g) for g in report.by_fault),

@@ -45,6 +45,10 @@ ROW_COUNT = re.compile(r"\b(\d+)(?:\s+or\s+more)?\s+rows?\b", re.IGNORECASE)
 NO_ROWS = re.compile(r"\bno rows\b|\b0 rows\b", re.IGNORECASE)
 
 
+#: The rates of `Misbehaviour`, as `reflexion eval` takes them (`--draft-faults`, ...).
+RATES = ("draft_faults", "revision_faults", "repeats", "self_scoring", "odd_scores", "prose_json")
+
+
 @dataclass(frozen=True)
 class Misbehaviour:
     """How often the simulated model goes wrong: each rate a probability from 0 to 1."""
@@ -58,7 +62,7 @@ class Misbehaviour:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("draft_faults", "revision_faults", "repeats", "self_scoring", "odd_scores", "prose_json"):
+        for name in RATES:
             rate = getattr(self, name)
             if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
                 raise ValueError(f"{name} must be a probability from 0 to 1, got {rate!r}")

@@ -54,3 +54,10 @@ CALL {
   SET d.unitPrice = toFloat(row.unitPrice), d.quantity = toInteger(row.quantity),
       d.discount = toFloat(row.discount)
 } IN TRANSACTIONS OF 200 ROWS;
+
+// Customers who brought other customers to the shop: a relationship that joins a label to itself.
+LOAD CSV WITH HEADERS FROM 'https://data.example.org/shop/referrals.csv' AS row
+MATCH (a:Customer {customerID: row.referrerID})
+MATCH (b:Customer {customerID: row.referredID})
+MERGE (a)-[r:REFERRED]->(b)
+SET r.since = toInteger(row.since);
