@@ -55,6 +55,9 @@ class ReflexionAgent(AgentLoop[ResultT]):
     result_type: type[ReflexionAgentResult] = ReflexionAgentResult
     #: How a skipped action is named to the model ("the same query that already ran").
     action_noun = "query"
+    #: Whether the tool step checks each action against what the tool holds (`ToolOutcome.check`): only
+    #: then can no rows be taken as the answer (`empty_result`).
+    checks_its_actions = False
 
     def __init__(
         self,
@@ -141,7 +144,8 @@ class ReflexionAgent(AgentLoop[ResultT]):
 
     def _route_labels(self) -> dict[str, tuple[str, str]]:
         non_empty = "non-empty result" if self.trust_non_empty_result else "unscored non-empty result"
-        stops = f"score > {self.score_threshold:g}, {non_empty}, step limit, no progress, model error"
+        empty = ", empty result" if self.checks_its_actions else ""
+        stops = f"score > {self.score_threshold:g}, {non_empty}{empty}, step limit, no progress, model error"
         return {
             "draft": (f"{self.result_type.action_noun} drafted", "no question, model error, database down"),
             "execute_tool": ("score the result", "database down"),

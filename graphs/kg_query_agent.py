@@ -98,6 +98,7 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
 
     context_schema = KGQueryContext
     result_type = KGQueryResult
+    checks_its_actions = True  # the schema check (`nodes.graphdb.query_check`)
 
     def __init__(
         self,

@@ -121,14 +121,15 @@ class QueryChecker:
 
     def _names(self, work: _Check, written: list[Name], noun: str, known: list[str]) -> dict[str, str]:
         """Each name the graph lacks, repaired to the one it has in another case (or found): the map
-        from the name as written to the graph's."""
+        from the name as written to the graph's, which the later checks read."""
         fixed: dict[str, str] = {}
         for name in written:
             if name.text in known:
                 continue
             same = GraphFacts.same_but_case(name.text, known)
+            if len(same) == 1:
+                fixed[name.text] = same[0]  # what the later checks read it as, repaired or not
             if len(same) == 1 and self.repair:
-                fixed[name.text] = same[0]
                 work.repair(name.span, same[0], f"the {noun} {name.text} is {same[0]} in the graph")
             elif len(same) == 1:
                 work.find(f"the graph has no {noun} {name.text}; it has {same[0]}")
@@ -191,10 +192,14 @@ class QueryChecker:
             return
         pattern = f"(:{end[0] or ''})-[:{rel_type}]->(:{start[0] or ''})".replace("(:)", "()")
         said = f"the graph has {pattern}; the query had it the other way round"
-        if self.repair and start != end:
-            text = work.cypher[rel.span[0] : rel.span[1]]
-            flipped = "<-" + text[1:-2] + "-" if rel.direction == "out" else "-" + text[2:-1] + "->"
-            work.repair(rel.span, flipped, said)
+        if self.repair and start != end:  # the arrow's two ends change; the type between them may be repaired too
+            begin, finish = rel.span
+            if rel.direction == "out":  # -[...]->  becomes  <-[...]-
+                work.repair((begin, begin + 1), "<-", said)
+                work.repair((finish - 2, finish), "-", said)
+            else:  # <-[...]-  becomes  -[...]->
+                work.repair((begin, begin + 2), "-", said)
+                work.repair((finish - 1, finish), "->", said)
         else:
             work.find(said + ": turn it round")
 
