@@ -85,7 +85,10 @@ async def run(seeds: int, limit: int | None) -> None:
             for graph, (db, items) in graphs.items()
         }
     print(f"## The simulated model, default rates, seeds 0-{seeds - 1}\n")
-    print("| agent | graph | accuracy (mean) | accuracy (lowest seed) | model calls a question | tokens per correct answer |")
+    print(
+        "| agent | graph | accuracy (mean) | accuracy (lowest seed) | model calls a question "
+        "| tokens per correct answer |"
+    )
     print("|---|---|---:|---:|---:|---:|")
     for row in rows:
         print(row.cells())
@@ -96,7 +99,8 @@ async def run(seeds: int, limit: int | None) -> None:
         cells = []
         for report in faults.values():
             group = next((g for g in report.by_fault if g.name == kind), None)
-            cells.append(f"{100 * group.correct / group.scored:.1f}% of {group.scored}" if group and group.scored else "-")
+            scored = f"{100 * group.correct / group.scored:.1f}% of {group.scored}" if group and group.scored else "-"
+            cells.append(scored)
         print(f"| {kind} | " + " | ".join(cells) + " |")
     print(f"\n{machine()}\n")
     by = {(r.agent, r.graph): r for r in rows}
