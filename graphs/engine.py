@@ -112,7 +112,7 @@ class ReflexionAgent(AgentLoop[ResultT]):
     def _parse_final_result(self, output: ReflexionState) -> ResultT:
         """The result of a finished run: the executed action chosen as the answer, and its rows."""
         outcomes = outcomes_of(output)
-        chosen = answer_outcome(outcomes, output.get("stop_reason"))
+        chosen = answer_outcome(outcomes, output.get("stop_reason"), self._action_key)
         result = self.result_type(
             answer=chosen.action if chosen else None,
             tool_result=chosen.rows if chosen and chosen.error is None else None,
@@ -144,7 +144,7 @@ class ReflexionAgent(AgentLoop[ResultT]):
 
     def _route_labels(self) -> dict[str, tuple[str, str]]:
         non_empty = "non-empty result" if self.trust_non_empty_result else "unscored non-empty result"
-        empty = ", empty result" if self.checks_its_actions else ""
+        empty = ", empty result, not in the graph" if self.checks_its_actions else ""
         stops = f"score > {self.score_threshold:g}, {non_empty}{empty}, step limit, no progress, model error"
         return {
             "draft": (f"{self.result_type.action_noun} drafted", "no question, model error, database down"),

@@ -23,6 +23,7 @@ StopReason = Literal[
     "score_threshold",  # the revision kept the last action and scored its result above the threshold
     "non_empty_result",  # the revision kept the last action, whose result has rows it did not reject
     "empty_result",  # the revision kept the last query, which found no rows where all it names exists
+    "not_in_graph",  # the revision kept, once more, a query naming what the graph does not hold
     "no_progress",  # the model kept proposing actions that had already run
     "model_error",  # the model's replies could not be used, even after retries
     "tool_unavailable",  # the tool (database) could not be reached

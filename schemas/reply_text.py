@@ -21,6 +21,10 @@ STOP_WORDS: dict[str, str] = {
         "the query found no rows, the model kept it, and the graph holds every label, relationship and "
         "property it names: no rows is the answer"
     ),
+    "not_in_graph": (
+        "the model kept a query naming what the graph does not hold, after being told so: the graph cannot "
+        "answer the question as asked"
+    ),
     "no_progress": "the model kept proposing what had already run",
     "model_error": "the model's replies could not be used, even after retries",
     "tool_unavailable": "the database could not be reached",

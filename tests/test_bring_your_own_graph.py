@@ -17,7 +17,7 @@ from tests.helpers import graph_fingerprint
 from tests.loopback import LoopbackServer
 
 SHOP_NODES = {"Category": 6, "Customer": 40, "Order": 150, "Product": 60, "Supplier": 8}
-SHOP_RELATIONSHIPS = {"ORDERS": 463, "PART_OF": 60, "PURCHASED": 150, "SUPPLIES": 60}
+SHOP_RELATIONSHIPS = {"ORDERS": 463, "PART_OF": 60, "PURCHASED": 150, "REFERRED": 30, "SUPPLIES": 60}
 
 
 @pytest.fixture

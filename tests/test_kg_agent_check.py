@@ -46,11 +46,24 @@ def test_the_reviewer_is_shown_the_query_that_would_run(movies_db):
 
 def test_a_praised_query_naming_what_the_graph_lacks_never_ends_the_run_as_answered(movies_db):
     invented = "MATCH (m:Movie {title: 'The Matrix'}) RETURN m.rating AS rating"
-    agent, _ = make_agent(movies_db, [draft(invented)] + [keep(invented, score=10)] * 5, checkpointer=None)
+    agent, model = make_agent(movies_db, [draft(invented)] + [keep(invented, score=10)] * 5, checkpointer=None)
     result = agent.execute("How is The Matrix rated?")
-    assert result.stop_reason == "no_progress" and [o.executed for o in result.outcomes] == [True, False, False, False]
+    # kept once, refused; kept again after being told twice: the graph holds no rating of movies
+    assert result.stop_reason == "not_in_graph" and [o.executed for o in result.outcomes] == [True, False]
+    assert result.usage.llm_calls == 3 and result.answer == invented
+    told = str(model.calls[2][-1].content)
+    assert "did not end the run because the query names what the graph does not hold" in told
     reply = result.reply_text()
     assert "Movie has no property rating; it has: released, tagline, title" in reply and "The best query" in reply
+    assert "the graph cannot answer the question as asked" in reply
+
+
+def test_a_better_query_after_a_refused_one_still_answers(movies_db):
+    invented = "MATCH (m:Movie {title: 'Cloud Atlas'}) RETURN m.rating AS rating"
+    rated = "MATCH (:Person)-[r:REVIEWED]->(m:Movie {title: 'Cloud Atlas'}) RETURN avg(r.rating) AS rating"
+    agent, _ = make_agent(movies_db, [draft(invented), keep(invented, 9), revise(rated, 9), keep(rated, 9)])
+    result = agent.execute("How is Cloud Atlas rated?")
+    assert result.stop_reason == "score_threshold" and result.answer == rated and result.tool_result == [[95.0]]
 
 
 def test_a_rewrite_that_finds_rows_after_no_rows_is_what_answers(movies_db):

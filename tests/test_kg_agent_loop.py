@@ -101,8 +101,8 @@ def test_a_repeated_query_is_not_run_again_and_the_model_is_told(movies_db):
 def test_no_progress_when_the_model_keeps_repeating(movies_db):
     agent, _ = make_agent(movies_db, [draft(EMPTY_QUERY)] + [revise(EMPTY_QUERY, 1)] * 5)
     result = agent.execute("q")
-    assert result.stop_reason == "no_progress"
-    assert result.steps == 3 and result.answer == EMPTY_QUERY and result.tool_result == []
+    assert result.stop_reason == "no_progress"  # three repeats in a row (max_repeats), each refused
+    assert result.steps == 4 and result.answer == EMPTY_QUERY and result.tool_result == []
 
 
 @pytest.mark.parametrize("max_steps", [1, 29, 30, 100, 1000])
@@ -223,7 +223,7 @@ def test_rows_kept_with_a_score_that_rejects_them_do_not_end_the_run(movies_db):
 
 
 def test_without_trusting_non_empty_results_a_middling_score_does_not_end_the_run(movies_db):
-    script = [draft(TOM_HANKS_QUERY)] + [keep(TOM_HANKS_QUERY, score=6)] * 3
+    script = [draft(TOM_HANKS_QUERY)] + [keep(TOM_HANKS_QUERY, score=6)] * 4
     trusting, _ = make_agent(movies_db, list(script))
     assert trusting.execute("q").stop_reason == "non_empty_result"
     agent, _ = make_agent(movies_db, list(script), trust_non_empty_result=False)

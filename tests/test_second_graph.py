@@ -1,5 +1,5 @@
 """Every agent and flow on a second graph with other labels (the shop example), so nothing can
-quietly lean on the movies demo: the oracle scores its 20 gold questions, and no movies example
+quietly lean on the movies demo: the oracle scores its 80 gold questions, and no movies example
 reaches a prompt."""
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ async def test_the_oracle_answers_every_shop_question(shop_db, agent):
     report = await evaluate(
         agent=agent, model="oracle", items=load_dataset(SHOP_QUESTIONS_CSV), db=shop_db, concurrency=4
     )
-    assert report.excluded == 0 and report.overall.scored == 20
-    assert report.overall.correct == 20
+    assert report.excluded == 0 and report.overall.scored == 80
+    assert report.overall.correct == 80
     assert graph_fingerprint(shop_db) == before
 
 

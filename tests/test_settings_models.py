@@ -181,7 +181,7 @@ def test_the_defaults_are_the_ones_the_constructors_had():
         "max_steps": 30,
         "score_threshold": 7.0,
         "max_model_retries": 2,
-        "max_repeats": 2,
+        "max_repeats": 3,
         "trust_non_empty_result": True,
         "tool_results_in_prompt": None,
     }

@@ -20,6 +20,10 @@ run only when the evidence agrees:
   Movie is titled "Inception"), unless the revision's score rejects it. Where no check could be
   made (a database of a subclass's own), a score above the threshold is the only evidence
   (`score_threshold`), as in biochatter.
+- a query naming what the graph does not hold (a property no Movie has) never answers. When the
+  model keeps it once more after being told so and after its repeat was refused, the question asks
+  for what the graph does not hold: the run ends `not_in_graph`, with that query's result and the
+  check's findings, rather than cycling through variants of it until the step limit.
 """
 
 from __future__ import annotations
@@ -56,20 +60,35 @@ def keeps(action: str | None, outcome: ToolOutcome, key: Callable[[str], str]) -
     return key(action or "") in {key(a) for a in _forms(outcome)}
 
 
-def _judged(state: Mapping[str, Any]) -> ToolOutcome | None:
-    outcomes = state.get("outcomes") or []
-    return ToolOutcome.model_validate(outcomes[-1]) if outcomes else None
+def judged_outcome(outcomes: list[ToolOutcome], key: Callable[[str], str]) -> ToolOutcome | None:
+    """The result the newest revision judged: the newest step's, or, when that step ran nothing because
+    its query had already run, the result of the step that ran it (the model was told to look there)."""
+    if not outcomes:
+        return None
+    last = outcomes[-1]
+    if last.executed or last.error is not None:
+        return last
+    wanted = key(last.action)
+    return next((o for o in reversed(outcomes) if o.executed and wanted in {key(a) for a in _forms(o)}), last)
+
+
+def _judged(state: Mapping[str, Any], key: Callable[[str], str]) -> ToolOutcome | None:
+    return judged_outcome([ToolOutcome.model_validate(o) for o in state.get("outcomes") or []], key)
 
 
 def accepted(
     state: Mapping[str, Any], *, score_threshold: float, trust_non_empty_result: bool, key: Callable[[str], str]
 ) -> StopReason | None:
     """The stop reason that takes the last result as the answer, or None (see the module docstring)."""
-    judged, score = _judged(state), state.get("last_score")
+    judged, score = _judged(state, key), state.get("last_score")
     if judged is None or not judged.executed or judged.error is not None:
         return None
-    if not keeps(state.get("action"), judged, key) or (judged.check is not None and judged.check.blocking):
+    if not keeps(state.get("action"), judged, key):
         return None
+    if judged.check is not None and judged.check.blocking:
+        # kept once more after its repeat was refused: the model has nothing else to ask of this graph
+        outcomes = state.get("outcomes") or []
+        return "not_in_graph" if outcomes and not outcomes[-1]["executed"] else None
     high = score is not None and score > score_threshold
     rejecting = score is not None and (score < REJECTING_BELOW or not trust_non_empty_result)
     if judged.non_empty:
@@ -81,7 +100,7 @@ def accepted(
 
 def not_final_note(state: Mapping[str, Any], score_threshold: float, key: Callable[[str], str]) -> str | None:
     """What the model is told when its score was above the threshold but did not end the run, or None."""
-    judged, score = _judged(state), state.get("last_score")
+    judged, score = _judged(state, key), state.get("last_score")
     if score is None or score <= score_threshold:
         return None
     if judged is None or not judged.executed:
@@ -132,11 +151,15 @@ def _rank(outcome: ToolOutcome) -> tuple[bool, bool, bool, float, int]:
     )
 
 
-def answer_outcome(outcomes: list[ToolOutcome], stop_reason: str | None) -> ToolOutcome | None:
-    """The executed outcome to return: the last one when the loop took it as the answer, else the best so far."""
+def answer_outcome(
+    outcomes: list[ToolOutcome], stop_reason: str | None, key: Callable[[str], str] = str.strip
+) -> ToolOutcome | None:
+    """The executed outcome to return: the one the loop took as the answer (`judged_outcome`), else the
+    best so far; `key` says what makes two actions the same."""
     executed = [o for o in outcomes if o.executed]
     if not executed:
         return None
-    if stop_reason in ACCEPTING:
-        return executed[-1]
+    judged = judged_outcome(outcomes, key) if stop_reason in (*ACCEPTING, "not_in_graph") else None
+    if judged is not None and judged.executed:
+        return judged
     return max(executed, key=_rank)
