@@ -33,11 +33,6 @@ class ReviseQuery(GenerateQuery):
             " with 0 representing the lowest score and 10 representing the highest score."
         ),
     )
-    confidence: str | int | float | None = Field(
-        default=None,
-        description="How sure you are that the revised query answers the question, from 0 to 10 (not the score of "
-        "the result).",
-    )
 
 
 KGQueryStopReason = Literal[StopReason, "rejected"]

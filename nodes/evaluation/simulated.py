@@ -207,7 +207,6 @@ class SimulatedChatModel(BaseChatModel):
             "search_queries": [],
             "revised_query": revised,
             "score": shown_score,
-            "confidence": rng.choice((8, 9, 10)),
         }
 
     def _reply(self, tool: str, run: SimulatedRun, rng: random.Random, messages: list[BaseMessage]) -> dict[str, Any]:

@@ -289,7 +289,7 @@ class QueryChecker:
         test = found.test.lower()
         if fact.kind == "absent":
             said = (
-                f"no {label} has {prop} {shown}, nor a value close to it"
+                f"no {label} has {prop} {shown} (nor a close value)"
                 if found.test == "="
                 else f"no {label} has a {prop} that {test} {shown}, in any case"
             )

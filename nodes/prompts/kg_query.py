@@ -32,11 +32,11 @@ DRAFT_INSTRUCTION = (
 REVISE_INSTRUCTION = """Revise your previous query using its result:
 1. If you consistently obtain empty results, consider removing constraints such as relationship constraints.
 2. Use your previous critique to improve the query.
-3. If the database returned an error, or the check against the graph names what it does not hold, fix exactly that.
-4. If the result answers the question, keep the query: `revised_query` is then the same query.
+3. Fix exactly what a database error or the check against the graph names.
+4. If the result answers the question, keep the query unchanged.
 5. Only generate a query, no other text.
-Call the `ReviseQuery` tool. Its `score` rates the result shown, not your revision: from 0 (it does not answer the \
-question) to 10 (it answers it fully). Its `confidence` (0-10) says how sure you are that `revised_query` answers it."""
+Call the `ReviseQuery` tool; its `score` rates how well the result shown (not your revision) answers the question, \
+from 0 (not at all) to 10 (fully)."""
 
 COMPACT_SCHEMA_HEADER = "Labels and relationship types, with their properties (use only these):"
 
