@@ -14,7 +14,9 @@ What the check finds becomes either a repair or a finding:
   in another case only (`:movie` is `:Movie`, `m.Title` is `m.title`), a relationship exists between
   those two labels only the other way round, or a value is stored in a form it unmistakably means
   (another case or spacing, a typo in a name, '42' for 42). The query that runs has the repair; the
-  model and the result are told what was repaired.
+  model and the result are told what was repaired. A part of a text (CONTAINS, STARTS WITH, ENDS
+  WITH) found only in another case is told, not repaired: whether its case matters is the
+  question's to say.
 - A **finding** is told to the model with the result: what the graph does not hold and what it holds
   instead ("Movie has no property `rating`; it has: released, tagline, title"). A finding about the
   query's structure blocks: the stop rules do not take such a result as the answer. A value that is
@@ -300,11 +302,10 @@ class QueryChecker:
             work.find(f"{label}.{prop} holds {forms}, not {shown}: say which is meant")
             return
         stored = json.dumps(fact.value, ensure_ascii=False)
-        said = (
-            f"{label}.{prop} {shown} is stored as {stored}"
-            if found.test == "="
-            else f"{label}.{prop} holds {stored} (the query had {shown})"
-        )
+        if found.test != "=":  # a part of a text: whether its case matters is the question's to say
+            work.find(f"{label}.{prop} holds {stored} in another case than the query's {shown}")
+            return
+        said = f"{label}.{prop} {shown} is stored as {stored}"
         if self.map_values:
             work.repair(span, _literal_text(fact.value, work.cypher[span[0] : span[1]]), said)
             work.mappings.append(ValueMapping(label=label, property=prop, given=str(given), mapped=str(fact.value)))
