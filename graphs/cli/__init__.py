@@ -260,7 +260,7 @@ def _add_eval_command(commands: Any) -> None:
     ev.add_argument(
         "--no-trust-non-empty",
         action="store_true",
-        help="reflexion: a non-empty result scored low does not end the loop",
+        help="reflexion: rows end the run only with a score above the threshold, or with none at all",
     )
     ev.add_argument(
         "--out", default="eval-results", help="directory for the JSON trace and Markdown summary (default eval-results)"
