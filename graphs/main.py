@@ -37,6 +37,8 @@ def print_step(step: int, node: str, message: BaseMessage | None, update: dict[s
         print(f"[draft] query: {message.tool_calls[0]['args'].get('answer')}", flush=True)
     elif node == "execute_tool":
         outcome = ToolOutcome.model_validate(update["outcomes"][-1])
+        if outcome.check is not None and (outcome.check.repairs or outcome.check.findings):
+            print(f"[check {step}] {outcome.check.notes()}", flush=True)
         if outcome.error_type == "RejectedByReviewer":
             print(f"[execute {step}] not run: {outcome.error}", flush=True)
         elif update.get("stop_reason") == "tool_unavailable":
@@ -54,11 +56,7 @@ def print_step(step: int, node: str, message: BaseMessage | None, update: dict[s
         args = message.tool_calls[0]["args"]
         print(f"[revise {step}] score: {args.get('score')!r}; next query: {args.get('revised_query')}", flush=True)
         if update.get("notice"):
-            print(
-                f"[revise {step}] the score is not taken as final (the query it judged did not run cleanly): "
-                "the revised query runs next",
-                flush=True,
-            )
+            print(f"[revise {step}] {update['notice']}", flush=True)
     elif node in ("draft", "revise") and update.get("stop_reason") == "model_error":
         print(f"[{node}] the model's reply could not be used: {update.get('error')}", flush=True)
 

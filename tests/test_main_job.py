@@ -62,7 +62,7 @@ def test_a_model_that_scores_its_own_revision_gets_the_fix_run_and_printed(tmp_p
         done = run_main({"OPENAI_BASE_URL": stub.base_url, "REFLEXION_DATA_DIR": str(tmp_path)})
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
-    assert "[execute 1] error" in out and "[revise 1] score: '8/10'" in out and "not taken as final" in out
+    assert "[execute 1] error" in out and "[revise 1] score: '8/10'" in out and "did not end the run" in out
     assert "[execute 2] 12 row(s)" in out
     assert f"Answer query: {TOM_HANKS_QUERY}" in out and '"Cast Away"' in out and "It failed" not in out
 
