@@ -150,3 +150,40 @@ def test_the_check_of_a_long_hostile_query_stays_quick_and_never_raises(movies_c
     long = " UNION ALL ".join(f"MATCH (p:Person {{name: 'Keanu Reeves {i}'}}) RETURN p.name AS n" for i in range(60))
     checked = movies_check.check(FAULTS[fault](long) or long)
     assert checked.findings or checked.repairs  # no such people: each is found absent (or repaired)
+
+
+def test_the_check_asks_neo4j_through_its_adapter_and_repairs_the_same():
+    """Neo4j's adapter (EXPLAIN gate, READ sessions) answers the check's look-ups; a stand-in driver
+    returns the neo4j package's own records, as a server with the movies graph would."""
+    from nodes.graphdb import Neo4jGraph
+    from schemas.graphdb import GraphSchema, NodeLabelInfo, PropertyInfo, RelationshipInfo
+    from tests.neo4j_fakes import FakeDriver, FakeResult
+
+    class MoviesServer(FakeDriver):
+        def run(self, query, params=None):
+            text = query.text if hasattr(query, "text") else query
+            if text.startswith("EXPLAIN"):
+                return super().run(query, params)
+            self.queries.append(query)
+            if "db.propertyKeys" in text:
+                return FakeResult(["propertyKey"], [["name"], ["title"], ["released"]], "r")
+            if "RETURN DISTINCT" in text:
+                return FakeResult(["x.`name`"], [["Tom Hanks"], ["Meg Ryan"]], "r")
+            return FakeResult(["1"], [], "r")  # nothing else is there: no Movie acts in a Person
+
+    schema = GraphSchema(
+        nodes=[
+            NodeLabelInfo(label="Person", properties=[PropertyInfo(name="name", types=["STRING"])]),
+            NodeLabelInfo(label="Movie", properties=[PropertyInfo(name="title", types=["STRING"])]),
+        ],
+        relationships=[RelationshipInfo(type="ACTED_IN", patterns=[("Person", "Movie")])],
+        dialect="neo4j",
+    )
+    driver = MoviesServer()
+    checker = QueryChecker(GraphFacts(Neo4jGraph(driver=driver, db_name="movies"), schema))
+    checked = checker.check("MATCH (m:movie)-[:ACTED_IN]->(p:Person {name: 'tom hanks'}) RETURN m.Title")
+    assert checked.query == "MATCH (m:Movie)<-[:ACTED_IN]-(p:Person {name: 'Tom Hanks'}) RETURN m.title"
+    assert len(checked.repairs) == 4 and checked.verified
+    looked_up = [q.text for q in driver.queries if not q.text.startswith("EXPLAIN")]
+    assert any("(:`Movie`)-[:`ACTED_IN`]->(:`Person`)" in q for q in looked_up)  # the way written: not there
+    assert all(s["default_access_mode"] == "READ" for s in driver.sessions)

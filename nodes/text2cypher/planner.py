@@ -178,4 +178,8 @@ def summarize_plan(state: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]
     else:
         text = without_surrogates(answer.answer)  # text for people: a model's lone surrogate shows as U+FFFD
     emit("Answer", answer=text, stop_reason=reason)
-    return {"usage": usage.model_dump(), "answer": text, "stop_reason": reason}
+    update = {"usage": usage.model_dump(), "answer": text, "stop_reason": reason}
+    failed = [a.error for a in (Attempt.model_validate(s["attempt"]) for s in subs) if a.error]
+    if len(failed) == len(subs):  # no sub-query ran: the database's own words, for the result and traces
+        update["error"] = failed[-1]
+    return update
