@@ -47,6 +47,19 @@ def gold_run(question: str, gold: str, fault: str | None = None) -> GoldRun | No
     return None if draft is None else GoldRun(question, gold, draft)
 
 
+def plain_reply(tool: str, run: GoldRun) -> dict[str, Any] | None:
+    """The reply every gold-knowing model gives to a step that does not depend on the query: the
+    question is answerable, is one sub-question, needs no rewriting; None for the other steps."""
+    replies: dict[str, dict[str, Any]] = {
+        "GuardrailDecision": {"answerable": True, "reason": "the graph holds this"},
+        "StandaloneQuestion": {"question": run.question},
+        "SubQuestions": {"questions": [run.question]},
+        "InformationCheck": {"enough": True, "missing": []},
+        "Summary": {"answer": "See the rows."},
+    }
+    return replies.get(tool)
+
+
 class GoldChatModel(BaseChatModel):
     """Replies to whichever structured step it is asked for (the tool bound to the call)."""
 
@@ -84,15 +97,10 @@ class GoldChatModel(BaseChatModel):
         if tool == "Evaluation":
             right = self._gold_ran(run)
             return {"ok": right, "critique": "" if right else "These rows do not answer the question."}
-        if tool == "GuardrailDecision":
-            return {"answerable": True, "reason": "the graph holds this"}
-        if tool == "SubQuestions":
-            return {"questions": [run.question]}
-        if tool == "InformationCheck":
-            return {"enough": True, "missing": []}
-        if tool == "Summary":
-            return {"answer": "See the rows."}
-        raise ValueError(f"the gold model cannot answer the step {tool!r}")
+        plain = plain_reply(tool, run)
+        if plain is None:
+            raise ValueError(f"the gold model cannot answer the step {tool!r}")
+        return plain
 
     def _generate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any

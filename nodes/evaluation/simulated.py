@@ -37,7 +37,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from nodes.evaluation.faults import FAULTS, MODEL_FAULTS
-from nodes.evaluation.oracle import CURRENT_RUN, GoldRun
+from nodes.evaluation.oracle import CURRENT_RUN, GoldRun, plain_reply
 from nodes.evaluation.scoring import normalise_value
 
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
@@ -220,17 +220,10 @@ class SimulatedChatModel(BaseChatModel):
         if tool == "Evaluation":
             right = looks_right(read_result("\n".join(_text(m) for m in messages)), run.gold_rows)
             return {"ok": right, "critique": "" if right else "These rows do not answer the question."}
-        if tool == "GuardrailDecision":
-            return {"answerable": True, "reason": "the graph holds this"}
-        if tool == "StandaloneQuestion":
-            return {"question": run.question}
-        if tool == "SubQuestions":
-            return {"questions": [run.question]}
-        if tool == "InformationCheck":
-            return {"enough": True, "missing": []}
-        if tool == "Summary":
-            return {"answer": "See the rows."}
-        raise ValueError(f"the simulated model cannot answer the step {tool!r}")
+        plain = plain_reply(tool, run)
+        if plain is None:
+            raise ValueError(f"the simulated model cannot answer the step {tool!r}")
+        return plain
 
     def _generate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any

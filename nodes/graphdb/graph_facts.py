@@ -142,14 +142,20 @@ class GraphFacts:
             return self._remembered(key, lambda: self._text(label, prop, literal, test))
         return self._remembered(key, lambda: self._value(label, prop, literal))
 
+    def _passes(self, label: str, prop: str, test: TextTest, value: Any) -> bool | None:
+        """Whether some `label` node's `prop` passes `test` with `value`; None when it cannot be told."""
+        node, key = quote_name(label), quote_name(prop)
+        rows = self._rows(f"MATCH (x:{node}) WHERE x.{key} {test} $value RETURN 1 LIMIT 1", {"value": value})
+        return None if rows is None else bool(rows)
+
     def _text(self, label: str, prop: str, text: str, test: TextTest) -> ValueFact:
         """Some stored text passes `test` with `text`; else the one form it has in another case."""
-        node, key = quote_name(label), quote_name(prop)
-        rows = self._rows(f"MATCH (x:{node}) WHERE x.{key} {test} $value RETURN 1 LIMIT 1", {"value": text})
-        if rows is None:
+        passes = self._passes(label, prop, test, text)
+        if passes is None:
             return ValueFact("unknown")
-        if rows:
+        if passes:
             return ValueFact("stored")
+        node, key = quote_name(label), quote_name(prop)
         rows = self._rows(
             f"MATCH (x:{node}) WHERE toLower(x.{key}) {test} toLower($value) RETURN x.{key} LIMIT {TEXT_FORMS_READ}",
             {"value": text},
@@ -163,17 +169,15 @@ class GraphFacts:
         return ValueFact("others", sorted(forms)) if forms else ValueFact("absent")
 
     def _value(self, label: str, prop: str, literal: Any) -> ValueFact:
-        node, key = quote_name(label), quote_name(prop)
-        rows = self._rows(f"MATCH (x:{node}) WHERE x.{key} = $value RETURN 1 LIMIT 1", {"value": literal})
-        if rows is None:
+        passes = self._passes(label, prop, "=", literal)
+        if passes is None:
             return ValueFact("unknown")
-        if rows:
+        if passes:
             return ValueFact("stored")
         other = self._other_type(literal)
-        if other is not None:
-            rows = self._rows(f"MATCH (x:{node}) WHERE x.{key} = $value RETURN 1 LIMIT 1", {"value": other})
-            if rows:
-                return ValueFact("means", other)
+        if other is not None and self._passes(label, prop, "=", other):
+            return ValueFact("means", other)
+        node, key = quote_name(label), quote_name(prop)
         if not isinstance(literal, str):
             return ValueFact("absent")
         stored = self._rows(

@@ -43,9 +43,15 @@ Kind = Literal["node", "relationship"]
 
 @dataclass
 class _Check:
-    """One check's working state: the edits to make, what to say, and whether anything was unknown."""
+    """One check's working state: the query read, the graph's names for what it names, the edits to
+    make, what to say, and whether anything was unknown."""
 
     cypher: str
+    query: ReadQuery
+    labels: dict[str, str] = field(default_factory=dict)  # a label as written -> the graph's, when it differs
+    types: dict[str, str] = field(default_factory=dict)  # the same for relationship types
+    node_vars: dict[str, set[str]] = field(default_factory=dict)  # a node variable -> the graph's labels
+    rel_vars: dict[str, set[str]] = field(default_factory=dict)  # a relationship variable -> the graph's types
     edits: dict[Span, str] = field(default_factory=dict)
     repairs: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
@@ -97,18 +103,17 @@ class QueryChecker:
 
     def check(self, cypher: str) -> QueryCheck:
         query = read_query(cypher)
-        work = _Check(cypher)
-        labels = self._names(work, [n for node in query.nodes for n in node.labels], "label", self.facts.labels)
-        labels.update(self._names(work, [n for _, n in query.label_tests], "label", self.facts.labels))
-        types = self._names(
-            work, [t for rel in query.relationships for t in rel.types], "relationship type", self.facts.types
-        )
-        node_vars = {v: {labels.get(x, x) for x in ls} for v, ls in query.node_labels().items()}
-        rel_vars = {v: {types.get(x, x) for x in ts} for v, ts in query.relationship_types().items()}
+        work = _Check(cypher, query)
+        written_labels = [n for node in query.nodes for n in node.labels] + [n for _, n in query.label_tests]
+        work.labels = self._names(work, written_labels, "label", self.facts.labels)
+        written_types = [t for rel in query.relationships for t in rel.types]
+        work.types = self._names(work, written_types, "relationship type", self.facts.types)
+        work.node_vars = {v: {work.labels.get(x, x) for x in ls} for v, ls in query.node_labels().items()}
+        work.rel_vars = {v: {work.types.get(x, x) for x in ts} for v, ts in query.relationship_types().items()}
         for rel in query.relationships:
-            self._direction(work, rel, labels, types, node_vars)
-        self._properties(work, query, labels, types, node_vars, rel_vars)
-        self._values(work, query, labels, node_vars)
+            self._direction(work, rel)
+        self._properties(work)
+        self._values(work)
         return QueryCheck(
             written=cypher,
             query=work.repaired_query(),
@@ -141,11 +146,11 @@ class QueryChecker:
 
     # -- relationships -------------------------------------------------------------------------
 
-    def _side(self, node: NodePattern, labels: dict[str, str], node_vars: dict[str, set[str]]) -> list[str | None]:
+    def _side(self, work: _Check, node: NodePattern) -> list[str | None]:
         """The graph's labels of one end of a relationship ([None] when it names none it has)."""
-        named = {labels.get(n.text, n.text) for n in node.labels}
+        named = {work.labels.get(n.text, n.text) for n in node.labels}
         if not named and node.var:
-            named = node_vars.get(node.var, set())
+            named = work.node_vars.get(node.var, set())
         known: list[str | None] = [n for n in sorted(named) if n in self.facts.labels]
         return known or [None]
 
@@ -154,22 +159,15 @@ class QueryChecker:
         answers = [self.facts.connects(s, rel_type, e) for s in starts for e in ends]
         return True if True in answers else (None if None in answers else False)
 
-    def _direction(
-        self,
-        work: _Check,
-        rel: RelPattern,
-        labels: dict[str, str],
-        types: dict[str, str],
-        node_vars: dict[str, set[str]],
-    ) -> None:
+    def _direction(self, work: _Check, rel: RelPattern) -> None:
         """The relationship joins the labels at its ends in the direction written; else it is turned
         round when the graph has it only the other way, or found."""
         if len(rel.types) != 1 or rel.variable_length:
             return
-        rel_type = types.get(rel.types[0].text, rel.types[0].text)
+        rel_type = work.types.get(rel.types[0].text, rel.types[0].text)
         if rel_type not in self.facts.types:
             return  # found already
-        left, right = self._side(rel.left, labels, node_vars), self._side(rel.right, labels, node_vars)
+        left, right = self._side(work, rel.left), self._side(work, rel.right)
         if left == [None] and right == [None]:
             return
         if rel.direction == "both":
@@ -212,30 +210,22 @@ class QueryChecker:
 
     # -- properties ----------------------------------------------------------------------------
 
-    def _properties(
-        self,
-        work: _Check,
-        query: ReadQuery,
-        labels: dict[str, str],
-        types: dict[str, str],
-        node_vars: dict[str, set[str]],
-        rel_vars: dict[str, set[str]],
-    ) -> None:
+    def _properties(self, work: _Check) -> None:
         """Each property the query reads or matches on exists on a label (or type) it is read from;
         else it is repaired to the one property of that name in another case, or found."""
-        wanted: list[tuple[Kind, set[str], Name]] = []
+        query, wanted = work.query, list[tuple[Kind, set[str], Name]]()
         for read in query.reads:
             if read.var in query.rebound:
                 continue
-            if read.var in node_vars:
-                wanted.append(("node", node_vars[read.var], read.prop))
-            elif read.var in rel_vars:
-                wanted.append(("relationship", rel_vars[read.var], read.prop))
+            if read.var in work.node_vars:
+                wanted.append(("node", work.node_vars[read.var], read.prop))
+            elif read.var in work.rel_vars:
+                wanted.append(("relationship", work.rel_vars[read.var], read.prop))
         for node in query.nodes:
-            owners = {labels.get(n.text, n.text) for n in node.labels}
+            owners = {work.labels.get(n.text, n.text) for n in node.labels}
             wanted += [("node", owners, key) for key, _ in node.properties]
         for rel in query.relationships:
-            owners = {types.get(t.text, t.text) for t in rel.types}
+            owners = {work.types.get(t.text, t.text) for t in rel.types}
             wanted += [("relationship", owners, key) for key, _ in rel.properties]
         for kind, owners, prop in wanted:
             self._property(work, kind, owners, prop)
@@ -261,15 +251,15 @@ class QueryChecker:
 
     # -- values --------------------------------------------------------------------------------
 
-    def _values(self, work: _Check, query: ReadQuery, labels: dict[str, str], node_vars: dict[str, set[str]]) -> None:
+    def _values(self, work: _Check) -> None:
         """Each literal a property is compared with is stored; else it is repaired to the stored value
         it means, or found absent."""
-        for found in query.filters:
+        for found in work.query.filters:
             if isinstance(found.literal.value, bool):
                 continue
-            owners = {labels.get(x, x) for x in found.labels}
-            if not owners and found.var and found.var not in query.rebound:
-                owners = node_vars.get(found.var, set())
+            owners = {work.labels.get(x, x) for x in found.labels}
+            if not owners and found.var and found.var not in work.query.rebound:
+                owners = work.node_vars.get(found.var, set())
             owners = {o for o in owners if o in self.facts.labels}
             if len(owners) != 1:
                 continue
