@@ -236,16 +236,16 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
             facts = self._facts.get(key, lambda: GraphFacts(db, schema))
         return QueryChecker(facts, repair=self.repair_queries, map_values=self.map_values)
 
-    def _checked(self, query: str, *, repair: bool = True) -> QueryCheck | None:
+    def _checked(self, query: str, *, repair: bool = True, report: bool = True) -> QueryCheck | None:
         """`query` checked against the graph (repairs applied unless `repair` is false), or None when no
-        check can be made; what it repaired or found goes to the stream."""
+        check can be made; what it repaired or found goes to the stream when `report`."""
         checker = self._checker()
         if checker is None:
             return None
         if not repair:
             checker = QueryChecker(checker.facts, repair=False, map_values=False)
         check = checker.check(query)
-        if check.repairs or check.findings:
+        if report and (check.repairs or check.findings):
             emit("Query check", query=check.query, repairs=check.repairs, findings=check.findings)
         return check
 
@@ -372,7 +372,8 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         if not self._approval_required():
             return super()._run_tool(state)
         written = latest_action(state["messages"])
-        check = self._checked(written)  # the reviewer sees the query that would run, repairs made
+        # the reviewer sees the query that would run, repairs made; the run reports them when it runs
+        check = self._checked(written, report=False)
         query = check.query if check is not None else written
         call_id = last_tool_call_id(state["messages"])
         decision = read_decision(
