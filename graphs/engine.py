@@ -55,9 +55,6 @@ class ReflexionAgent(AgentLoop[ResultT]):
     result_type: type[ReflexionAgentResult] = ReflexionAgentResult
     #: How a skipped action is named to the model ("the same query that already ran").
     action_noun = "query"
-    #: Whether the tool step checks each action against what the tool holds (`ToolOutcome.check`): only
-    #: then can no rows be taken as the answer (`empty_result`).
-    checks_its_actions = False
 
     def __init__(
         self,
@@ -144,13 +141,18 @@ class ReflexionAgent(AgentLoop[ResultT]):
 
     def _route_labels(self) -> dict[str, tuple[str, str]]:
         non_empty = "non-empty result" if self.trust_non_empty_result else "unscored non-empty result"
-        empty = ", empty result, not in the graph" if self.checks_its_actions else ""
+        empty = ", empty result, not in the graph" if self._checks_its_actions() else ""
         stops = f"score > {self.score_threshold:g}, {non_empty}{empty}, step limit, no progress, model error"
         return {
             "draft": (f"{self.result_type.action_noun} drafted", "no question, model error, database down"),
             "execute_tool": ("score the result", "database down"),
             "revise": ("revise", stops),
         }
+
+    def _checks_its_actions(self) -> bool:
+        """Whether the tool step checks each action against what the tool holds (`ToolOutcome.check`):
+        only then can no rows be taken as the answer (`empty_result`, `not_in_graph`)."""
+        return False
 
     def _action_key(self, action: str) -> str:
         """What makes two actions the same for the repeat check: by default, equal once layout,
@@ -184,7 +186,7 @@ class ReflexionAgent(AgentLoop[ResultT]):
         )
 
     def _revised(self, state: ReflexionState, reply: ResponderReply) -> dict[str, Any]:
-        update = revise_update(state, reply, self._score_from_revision, self._action_of)
+        update = revise_update(state, reply, self._score_from_revision, self._action_of, self._action_key)
         if "stop_reason" not in update:
             revised: ReflexionState = {**state, **update}  # type: ignore[typeddict-item]
             update["stop_reason"] = self._stop_reason(revised)

@@ -98,7 +98,6 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
 
     context_schema = KGQueryContext
     result_type = KGQueryResult
-    checks_its_actions = True  # the schema check (`nodes.graphdb.query_check`)
 
     def __init__(
         self,
@@ -218,11 +217,16 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         db = self.databases.opened_for(self.run_context())
         return db is not None and self._schema_prompts.peek(cast(Hashable, db)) is not None
 
+    def _checks_its_actions(self) -> bool:
+        """The agent's own tool step checks each query (`nodes.graphdb.query_check`); a subclass's own
+        database or tool does not."""
+        return not self._brings_own_database() and self._uses_agent_database()
+
     def _checker(self) -> QueryChecker | None:
         """The schema check of this run's database (`nodes.graphdb.query_check`), or None when the queries
         run on a subclass's own database or the schema cannot be read: they then run unchecked. Values
         looked up are kept `FACTS_MAX_AGE_S`, so changed data is seen."""
-        if self._brings_own_database() or not self._uses_agent_database():
+        if not self._checks_its_actions():
             return None
         db = self.db
         try:
@@ -386,6 +390,12 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
             )
             message = ToolMessage(content=content, tool_call_id=call_id, artifact=outcome.model_dump())
             return ToolRun(message=message, outcome=outcome, update={"error": f"rejected: {decision.reason}"})
+        if decision.action == "approve" and decision.query and decision.query != query:
+            # what was approved runs as approved: the graph changed since, and the check would repair otherwise
+            message = self._query_message(decision.query, call_id, repair=False)
+            run = run_from_message(state, message)
+            run.update["action"] = decision.query
+            return run
         if decision.action == "edit" and decision.query != query:
             message = self._query_message(  # a person's query runs as written; the check only reports
                 decision.query or "",

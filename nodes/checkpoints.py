@@ -283,6 +283,7 @@ def resume_plan(
     continues it, None), or (None, its finished state) when there is nothing left to run."""
     from langgraph.types import Command
 
+    from nodes.common.approval import naming_the_query
     from nodes.run_context import check_thread_graph
 
     if checkpointer is None:
@@ -298,7 +299,7 @@ def resume_plan(
                 f"`reflexion resume {thread_id} --decision approve|edit|reject` "
                 '(in Python: resume(thread_id, "approve"), "reject" or {"action": "edit", "query": ...})'
             )
-        return Command(resume=approval), None
+        return Command(resume=naming_the_query(approval, snapshot.interrupts[0].value)), None
     # Finished means no tasks at all. Tasks that all hold their results but no later checkpoint
     # are a run that died after a step's writes were saved and before the next checkpoint was
     # (LangGraph saves checkpoints in the background while the next step runs): continue it.

@@ -19,17 +19,22 @@ class QueryCheck(BaseModel):
 
     `query` is what runs: the query as written with the certain repairs applied (a label's or a
     property's case, a relationship's direction where the graph has it only the other way, a value
-    stored in another form). `findings` say what the query names that the graph does not hold;
-    `blocking` is True when one of them makes the query wrong as written (a label, type, property or
-    direction the graph lacks), False when they only say a value is not stored (then no rows may be
-    the answer). `verified` is True when every label, relationship, property and value the query
-    names was looked up: a result without rows then rests on what exists."""
+    stored in another form). `findings` say what is wrong or absent. `blocking` is True when one of
+    them makes the query wrong as written: `missing` when it names what the graph does not hold (a
+    label, type, property or relationship between those labels), otherwise a value the graph holds
+    only in other forms, or compared with the wrong kind of value. A value stored in no form at all
+    is said but does not block (no rows may be the answer). `verified` is True when the check read
+    the whole query and looked up every label, relationship, property and value it names: a result
+    without rows then rests on what exists."""
 
     written: str = Field(description="The query as the model (or a person) wrote it.")
     query: str = Field(description="The query that runs, repairs applied.")
     repairs: list[str] = Field(default_factory=list, description="Certain repairs applied, in words.")
     findings: list[str] = Field(default_factory=list, description="What the graph does not hold, in words.")
     blocking: bool = False
+    missing: bool = Field(
+        default=False, description="A finding names a label, type, property or relationship the graph lacks."
+    )
     verified: bool = False
     mappings: list[ValueMapping] = Field(default_factory=list, description="Values repaired to stored ones.")
 

@@ -202,7 +202,7 @@ def _add_graph_commands(commands: Any) -> None:
 #: (a test checks they agree), written here so `--help` needs no import of the evaluation.
 SIMULATED_RATES = (
     ("--draft-faults", 0.5, "share of first drafts with one mistake"),
-    ("--revision-faults", 0.25, "share of rewritten queries with a new mistake"),
+    ("--revision-faults", 0.25, "share of rewritten queries (not sent back) with a new mistake"),
     ("--repeats", 0.1, "share of rewrites that send the last query back"),
     ("--self-scoring", 0.5, "share of scores that judge the model's own revision, not the result"),
     ("--odd-scores", 0.3, "share of scores written as '8/10', 'eight', '80%%'"),

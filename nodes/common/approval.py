@@ -3,7 +3,9 @@
 The run pauses with a request naming the query; the person resumes it with one
 of:
 
-    "approve"  or {"action": "approve"}                 run the query as written
+    "approve"  or {"action": "approve"}                 run the query shown
+    {"action": "approve", "query": <the query shown>}   the same, naming what was approved: exactly
+                                                        that text runs, whatever happened meanwhile
     {"action": "edit", "query": "MATCH ... RETURN ..."} run this query instead (still read-only)
     "reject"   or {"action": "reject", "reason": "..."} do not run it; the run stops ("rejected")
 
@@ -25,8 +27,18 @@ DECISION_HELP = (
 @dataclass(frozen=True)
 class Decision:
     action: Literal["approve", "edit", "reject"]
-    query: str | None = None
+    query: str | None = None  # an edit's query; for an approval, the query approved, when it is named
     reason: str | None = None
+
+
+def naming_the_query(approval: Any, pending: Any) -> Any:
+    """A plain approval, naming the query the paused run showed (`pending`, its request): what was
+    approved runs, even if a new look at the graph would now repair the query otherwise."""
+    shown = pending.get("query") if isinstance(pending, dict) else None
+    plain = approval == "approve" or (isinstance(approval, dict) and approval.get("action") == "approve")
+    if plain and isinstance(shown, str) and not (isinstance(approval, dict) and approval.get("query")):
+        return {**(approval if isinstance(approval, dict) else {"action": "approve"}), "query": shown}
+    return approval
 
 
 def approval_request(question: str, query: str, step: int) -> dict[str, Any]:
@@ -42,7 +54,8 @@ def read_decision(value: Any) -> Decision:
         return Decision("reject", reason=f"unrecognised approval {value!r}: {DECISION_HELP}")
     action = str(value.get("action", "")).strip().lower()
     if action == "approve":
-        return Decision("approve")
+        shown = value.get("query")
+        return Decision("approve", query=shown.strip() if isinstance(shown, str) and shown.strip() else None)
     if action == "edit":
         query = value.get("query")
         if isinstance(query, str) and query.strip():

@@ -54,7 +54,7 @@ class Misbehaviour:
     """How often the simulated model goes wrong: each rate a probability from 0 to 1."""
 
     draft_faults: float = 0.5  # first drafts with one mistake
-    revision_faults: float = 0.25  # rewritten queries with a new mistake
+    revision_faults: float = 0.25  # rewritten queries (those not sent back unchanged) with a new mistake
     repeats: float = 0.1  # rewrites that send the last query back instead
     self_scoring: float = 0.5  # scores that judge the model's own revision, not the result shown
     odd_scores: float = 0.3  # scores written "8/10", "eight", "80%", "8 out of 10"
@@ -148,7 +148,7 @@ class SimulatedRun(GoldRun):
 
     def faulty(self, rng: random.Random) -> str:
         """The gold query with a mistake, or the gold query when none applies."""
-        kinds = [k for k in MODEL_FAULTS if (q := FAULTS[k](self.gold)) is not None and q != self.gold]
+        kinds = applicable_faults(self.gold)
         return FAULTS[rng.choice(kinds)](self.gold) or self.gold if kinds else self.gold
 
     def rewrite(self, rng: random.Random) -> str:
@@ -160,12 +160,17 @@ class SimulatedRun(GoldRun):
         return self.write(self.gold)
 
 
+def applicable_faults(gold: str) -> list[str]:
+    """The model mistakes (`MODEL_FAULTS`) that change this gold query."""
+    return [k for k in MODEL_FAULTS if (q := FAULTS[k](gold)) is not None and q != gold]
+
+
 def simulated_run(question: str, gold: str, gold_rows: list[list[Any]], behaviour: Misbehaviour) -> SimulatedRun:
     """The run for one question; its first draft depends on the seed and the question only."""
     rng = _stable_random(behaviour.seed, question, "draft")
     run = SimulatedRun(question, gold, gold, gold_rows=[list(r) for r in gold_rows], behaviour=behaviour)
     if rng.random() < behaviour.draft_faults:
-        kinds = [k for k in MODEL_FAULTS if (q := FAULTS[k](gold)) is not None and q != gold]
+        kinds = applicable_faults(gold)
         if kinds:
             run.fault = rng.choice(kinds)
             run.draft = FAULTS[run.fault](gold) or gold

@@ -4,14 +4,15 @@ bind, the properties it reads, and the literal values it filters on, each with w
 Just enough reading for the schema check (`nodes.graphdb.query_check`), which needs to know what a
 query anchors on and where to repair it. It reads code only (strings, comments and backtick names
 are skipped; `nodes.graphdb.cypher_text.code_only`), so a name inside a string is never taken for a
-label. What it cannot read (label expressions such as `:A|B`, backtick names, a variable bound again
-by `AS`, `UNWIND` or a list comprehension) it leaves out, and says so in `unread`: the check then
-does not claim to have verified the query.
+label. What it cannot read (label expressions such as `:A|B`, backtick names, Neo4j 5's `(n IS Label)` and
+`(n:Label WHERE ...)`, map projections, a value compared in a form other than `var.prop <op>
+literal`) it says in `unread`: the check then does not claim to have verified the query. A variable
+bound again (by `AS`, `UNWIND`, `YIELD` or a list comprehension), or bound to other labels in
+another pattern (a UNION's branches), is given no labels at all (`node_labels`).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,7 +35,9 @@ _REL = re.compile(
 _TYPE = re.compile(_NAME)
 _MAP_ENTRY = re.compile(rf"({_NAME})\s*:")
 _ACCESS = re.compile(rf"(?<![\w.$])({_NAME})\.({_NAME})\b(?!\s*\()")
-_LABEL_TEST = re.compile(rf"\b(?:WHERE|AND|OR|NOT)\s+({_NAME})\s*:\s*({_NAME})\b", re.IGNORECASE)
+_LABEL_TEST = re.compile(rf"\b(WHERE|AND|OR|XOR|NOT)\s+({_NAME})\s*:\s*({_NAME})\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"\b(?:RETURN|WITH|MATCH|OPTIONAL|UNWIND|CALL|ORDER|UNION|SKIP|LIMIT|WHERE)\b", re.IGNORECASE)
+_NOT_PLAIN = re.compile(r"\b(?:OR|XOR|NOT)\b", re.IGNORECASE)
 _REBOUND = re.compile(rf"\b(?:AS|UNWIND\s+.+?\s+AS|YIELD)\s+({_NAME})\b|[\[(]\s*({_NAME})\s+IN\b", re.IGNORECASE)
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?![\w.])")
@@ -45,7 +48,16 @@ _TEXT_TEST = re.compile(
     rf"(?<![\w.$])({_NAME})\.({_NAME})\s+(CONTAINS|STARTS\s+WITH|ENDS\s+WITH)\s+({_STRING.pattern})", re.IGNORECASE
 )
 _IN_LIST = re.compile(rf"(?<![\w.$])({_NAME})\.({_NAME})\s+IN\s*\[([^\[\]]*)\]", re.IGNORECASE)
+_RANGE = re.compile(rf"(?<![\w.$])({_NAME})\.({_NAME})\s*(<>|<=|>=|<|>)\s*({_LITERAL})")
+_COMPARED = re.compile(
+    rf"(?:(?:<>|<=|>=|=|<|>|\bIN\s*\[|\bCONTAINS|\bSTARTS\s+WITH|\bENDS\s+WITH)\s*({_LITERAL}))"
+    rf"|(?:({_LITERAL})\s*(?:<>|<=|>=|=|<|>))",
+    re.IGNORECASE,
+)
 _UNREADABLE_LABELS = re.compile(r"\(\s*\w*\s*:\s*(?:`|!|%)|:\s*\w+\s*[|&]\s*!?\s*\w+\s*[){]")
+_NEO4J_5_PATTERN = re.compile(rf"\(\s*{_NAME}\s+IS\s+{_NAME}|\(\s*{_NAME}?\s*(?::\s*{_NAME}\s*)+WHERE\b", re.IGNORECASE)
+_MAP_PROJECTION = re.compile(rf"\b{_NAME}\s*\{{\s*\.{_NAME}")
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
 
 
 @dataclass(frozen=True)
@@ -93,6 +105,7 @@ class PropertyRead:
 
 
 TextTest = Literal["=", "CONTAINS", "STARTS WITH", "ENDS WITH"]
+Comparison = Literal["<>", "<", ">", "<=", ">="]
 
 
 @dataclass(frozen=True)
@@ -114,42 +127,53 @@ class ReadQuery:
 
     nodes: list[NodePattern] = field(default_factory=list)
     relationships: list[RelPattern] = field(default_factory=list)
-    label_tests: list[tuple[str, Name]] = field(default_factory=list)  # WHERE n:Label
+    label_tests: list[tuple[str, Name]] = field(default_factory=list)  # WHERE n:Label, NOT n:Label, ...
+    binding_tests: list[tuple[str, Name]] = field(default_factory=list)  # those that say what `n` is
     reads: list[PropertyRead] = field(default_factory=list)
     filters: list[ValueFilter] = field(default_factory=list)
-    rebound: set[str] = field(default_factory=set)  # variables bound again by AS, UNWIND, YIELD or IN
+    ranges: list[tuple[str, Name, Comparison, Literal_]] = field(default_factory=list)  # var.prop > literal
+    rebound: set[str] = field(default_factory=set)  # bound again (AS, UNWIND, YIELD, IN), or in two UNION branches
     unread: list[str] = field(default_factory=list)  # what could not be read, in words
 
     def node_labels(self) -> dict[str, set[str]]:
-        """The labels each node variable is bound to, in any pattern or label test of the query."""
-        bound: dict[str, set[str]] = {}
-        for node in self.nodes:
-            if node.var:
-                bound.setdefault(node.var, set()).update(n.text for n in node.labels)
-        for var, label in self.label_tests:
-            bound.setdefault(var, set()).add(label.text)
-        return bound
+        """The labels each node variable is certainly bound to: those of its patterns and of the label
+        tests that say what it is (`WHERE n:Label` joined by AND only). A variable bound again, or
+        given other labels in another pattern (two branches of a UNION), gets none."""
+        named = [(n.var, {x.text for x in n.labels}) for n in self.nodes if n.var]
+        return _bound(named + [(v, {label.text}) for v, label in self.binding_tests], self.rebound)
 
     def relationship_types(self) -> dict[str, set[str]]:
-        """The types each relationship variable is bound to."""
-        bound: dict[str, set[str]] = {}
-        for rel in self.relationships:
-            if rel.var:
-                bound.setdefault(rel.var, set()).update(t.text for t in rel.types)
-        return bound
+        """The types each relationship variable is certainly bound to (as `node_labels`)."""
+        return _bound([(r.var, {t.text for t in r.types}) for r in self.relationships if r.var], self.rebound)
+
+
+def _bound(named: list[tuple[str, set[str]]], rebound: set[str]) -> dict[str, set[str]]:
+    """Each variable's names, from the places that give it some; a variable given different ones in two
+    places, or bound again, is left out (its names are not known)."""
+    bound: dict[str, set[str]] = {}
+    unsure = set(rebound)
+    for var, names in named:
+        if not names:
+            continue
+        if var in bound and bound[var] != names:
+            unsure.add(var)
+        bound.setdefault(var, set()).update(names)
+    return {var: names for var, names in bound.items() if var not in unsure}
 
 
 def literal_value(text: str) -> Any:
-    """The value of a literal as written: a string without its quotes (escapes read), or a number."""
+    """The value of a literal as written: a string without its quotes, its escapes read as Cypher
+    reads them (`\\n` a new line, `\\'` a quote, `\\u00e9` a letter), or a number."""
     if text[:1] in "'\"":
-        body = text[1:-1]
-        if text[0] == '"':
-            try:
-                return json.loads(text)
-            except ValueError:
-                pass
-        return re.sub(r"\\(.)", r"\1", body)
+        return re.sub(r"\\(u[0-9A-Fa-f]{4}|.)", _unescape, text[1:-1])
     return float(text) if "." in text else int(text)
+
+
+def _unescape(match: re.Match[str]) -> str:
+    escaped = match.group(1)
+    if len(escaped) == 5:
+        return chr(int(escaped[1:], 16))
+    return _ESCAPES.get(escaped, escaped)
 
 
 def _map_entries(cypher: str, code: str, span: Span | None) -> tuple[tuple[Name, Literal_ | None], ...]:
@@ -237,6 +261,9 @@ def _filters(cypher: str, depths: tuple[int, ...], query: ReadQuery) -> list[Val
         literal = Literal_(literal_value(m.group(4)), m.span(4))
         test = cast(TextTest, " ".join(m.group(3).upper().split()))
         found.append(ValueFilter(m.group(1), Name(m.group(2), m.span(2)), literal, test=test))
+    for m in filter(in_code(1), _RANGE.finditer(shaped)):
+        literal = Literal_(literal_value(m.group(4)), m.span(4))
+        query.ranges.append((m.group(1), Name(m.group(2), m.span(2)), cast(Comparison, m.group(3)), literal))
     for m in filter(in_code(1), _IN_LIST.finditer(shaped)):
         offset = m.start(3)
         for item in re.finditer(_LITERAL, m.group(3)):
@@ -245,18 +272,70 @@ def _filters(cypher: str, depths: tuple[int, ...], query: ReadQuery) -> list[Val
     return found
 
 
+def _binding_tests(code: str, tests: list[re.Match[str]]) -> list[tuple[str, Name]]:
+    """The label tests that say what a variable is: after WHERE or AND, in a WHERE clause with no OR,
+    XOR or NOT (`WHERE NOT n:Movie` and `WHERE n:Movie OR n:Person` say nothing certain)."""
+    wheres = [m.start() for m in re.finditer(r"\bWHERE\b", code, re.IGNORECASE)]
+    found = []
+    for m in tests:
+        starts = [w for w in wheres if w <= m.start(1)]
+        if m.group(1).upper() not in ("WHERE", "AND") or not starts:
+            continue
+        following = next((c.start() for c in _CLAUSE.finditer(code, m.end())), len(code))
+        if not _NOT_PLAIN.search(code, starts[-1], following):
+            found.append((m.group(2), Name(m.group(3), m.span(3))))
+    return found
+
+
+def _unread_comparisons(cypher: str, depths: tuple[int, ...], query: ReadQuery) -> bool:
+    """Whether a value is compared in a form the check does not read (`toLower(m.title) = 'x'`, `t = 'x'`
+    after `WITH m.title AS t`): no rows could then come from a value never looked up."""
+    shaped = "".join(ch if depths[i] != COMMENT else " " for i, ch in enumerate(cypher))
+    read = {f.literal.span for f in query.filters} | {literal.span for _, _, _, literal in query.ranges}
+    for m in _COMPARED.finditer(shaped):
+        span = m.span(1) if m.group(1) else m.span(2)
+        operator = m.start() if m.group(1) else len(shaped) - len(shaped[m.end(2) :].lstrip())
+        if depths[operator] >= 0 and span not in read:
+            return True
+    return False
+
+
+def _branch_vars(code: str, depths: tuple[int, ...], query: ReadQuery) -> set[str]:
+    """The variables named in more than one branch of a UNION: each branch binds its own."""
+    unions = [m.start() for m in re.finditer(r"\bUNION\b", code, re.IGNORECASE) if depths[m.start()] == 0]
+    if not unions:
+        return set()
+    seen: dict[str, set[int]] = {}
+    places = [(n.var, n.span[0]) for n in query.nodes] + [(r.var, r.span[0]) for r in query.relationships]
+    places += [(read.var, read.prop.span[0]) for read in query.reads]
+    for var, at in places:
+        if var:
+            seen.setdefault(var, set()).add(sum(u < at for u in unions))
+    return {var for var, branches in seen.items() if len(branches) > 1}
+
+
 def read_query(cypher: str) -> ReadQuery:
     """What `cypher` names (see the module docstring)."""
     code = code_only(cypher)
     query = ReadQuery()
     query.nodes = [_node(cypher, code, m) for m in _NODE.finditer(code)]
     query.relationships = _relationships(cypher, code, query.nodes)
-    query.label_tests = [(m.group(1), Name(m.group(2), m.span(2))) for m in _LABEL_TEST.finditer(code)]
+    tests = list(_LABEL_TEST.finditer(code))
+    query.label_tests = [(m.group(2), Name(m.group(3), m.span(3))) for m in tests]
+    query.binding_tests = _binding_tests(code, tests)
     query.reads = [PropertyRead(m.group(1), Name(m.group(2), m.span(2))) for m in _ACCESS.finditer(code)]
     query.rebound = {m.group(1) or m.group(2) for m in _REBOUND.finditer(code)}
-    query.filters = _filters(cypher, code_depths(cypher), query)
+    depths = code_depths(cypher)
+    query.rebound |= _branch_vars(code, depths, query)
+    query.filters = _filters(cypher, depths, query)
     if "`" in cypher:
         query.unread.append("a backtick-quoted name")
     if _UNREADABLE_LABELS.search(code):
         query.unread.append("a label expression")
+    if _NEO4J_5_PATTERN.search(code):
+        query.unread.append("a pattern with IS or WHERE inside it")
+    if _MAP_PROJECTION.search(code):
+        query.unread.append("a map projection")
+    if _unread_comparisons(cypher, depths, query):
+        query.unread.append("a value compared in a form the check does not read")
     return query

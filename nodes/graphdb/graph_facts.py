@@ -174,7 +174,7 @@ class GraphFacts:
             return ValueFact("unknown")
         if passes:
             return ValueFact("stored")
-        other = self._other_type(literal)
+        other = self.other_type(literal)
         if other is not None and self._passes(label, prop, "=", other):
             return ValueFact("means", other)
         node, key = quote_name(label), quote_name(prop)
@@ -196,16 +196,32 @@ class GraphFacts:
         # past the distinct values read, a value close to it may still be stored
         return ValueFact("unknown" if len(stored) >= MAX_DISTINCT_VALUES else "absent")
 
+    def _distinct(self, label: str, prop: str) -> list[Any] | None:
+        """The distinct values of a property (the first `MAX_DISTINCT_VALUES`), read once per property."""
+
+        def read() -> list[Any] | None:
+            node, key = quote_name(label), quote_name(prop)
+            rows = self._rows(
+                f"MATCH (x:{node}) WHERE x.{key} IS NOT NULL RETURN DISTINCT x.{key} LIMIT {MAX_DISTINCT_VALUES}",
+                cap=MAX_DISTINCT_VALUES,
+            )
+            return None if rows is None else [row[0] for row in rows]
+
+        return self._remembered(("distinct", label, prop), read)
+
     @staticmethod
-    def _other_type(literal: Any) -> Any:
-        """The literal as the other kind of value a model confuses it with: '42' and 42."""
+    def other_type(literal: Any) -> Any:
+        """The literal as the other kind of value a model confuses it with: '42' and 42, 'true' and
+        true; None when there is none."""
         if isinstance(literal, str):
             text = literal.strip()
+            if text.lower() in ("true", "false"):
+                return text.lower() == "true"
             if not _NUMBER_TEXT.fullmatch(text):
                 return None
             return float(text) if "." in text else int(text)
         if isinstance(literal, bool):
-            return None
+            return str(literal).lower()
         if isinstance(literal, (int, float)):
             return str(literal)
         return None

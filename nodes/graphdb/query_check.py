@@ -34,11 +34,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from nodes.graphdb.cypher_patterns import Name, NodePattern, ReadQuery, RelPattern, Span, ValueFilter, read_query
+from nodes.graphdb.cypher_patterns import (
+    Literal_,
+    Name,
+    NodePattern,
+    ReadQuery,
+    RelPattern,
+    Span,
+    ValueFilter,
+    read_query,
+)
 from nodes.graphdb.graph_facts import GraphFacts
 from schemas.query_check import QueryCheck, ValueMapping
 
 Kind = Literal["node", "relationship"]
+MAX_VALUE_LOOKUPS = 25  # values one check looks up; a query comparing more is not claimed verified
+NUMERIC = frozenset({"INTEGER", "FLOAT"})
 
 
 @dataclass
@@ -56,7 +67,9 @@ class _Check:
     repairs: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
     blocking: bool = False
+    missing: bool = False  # a label, type, property or relationship the graph does not hold
     unknown: bool = False
+    lookups: int = 0  # values looked up in this check
     mappings: list[ValueMapping] = field(default_factory=list)
 
     def repair(self, span: Span, text: str, said: str) -> None:
@@ -64,10 +77,13 @@ class _Check:
         if said not in self.repairs:
             self.repairs.append(said)
 
-    def find(self, said: str, *, blocking: bool = True) -> None:
+    def find(self, said: str, *, blocking: bool = True, missing: bool = False) -> None:
+        """Tell the model `said`; `blocking`: the query is wrong as written; `missing`: because it names
+        what the graph does not hold."""
         if said not in self.findings:
             self.findings.append(said)
-        self.blocking = self.blocking or blocking
+        self.blocking = self.blocking or blocking or missing
+        self.missing = self.missing or missing
 
     def repaired_query(self) -> str:
         """The query with every edit made, the later ones first so earlier spans stay where they are;
@@ -120,6 +136,7 @@ class QueryChecker:
             repairs=work.repairs,
             findings=work.findings,
             blocking=work.blocking,
+            missing=work.missing,
             verified=not work.unknown and not query.unread and not work.blocking,
             mappings=work.mappings,
         )
@@ -141,7 +158,7 @@ class QueryChecker:
             elif len(same) == 1:
                 work.find(f"the graph has no {noun} {name.text}; it has {same[0]}")
             else:
-                work.find(f"the graph has no {noun} {name.text}; its {noun}s are: {_listed(known)}")
+                work.find(f"the graph has no {noun} {name.text}; its {noun}s are: {_listed(known)}", missing=True)
         return fixed
 
     # -- relationships -------------------------------------------------------------------------
@@ -162,14 +179,15 @@ class QueryChecker:
     def _direction(self, work: _Check, rel: RelPattern) -> None:
         """The relationship joins the labels at its ends in the direction written; else it is turned
         round when the graph has it only the other way, or found."""
+        left, right = self._side(work, rel.left), self._side(work, rel.right)
+        if left == [None] and right == [None]:
+            return  # nothing to join: any direction may hold
         if len(rel.types) != 1 or rel.variable_length:
+            work.unknown = True  # several types, none, or a path: its ends are not checked
             return
         rel_type = work.types.get(rel.types[0].text, rel.types[0].text)
         if rel_type not in self.facts.types:
             return  # found already
-        left, right = self._side(work, rel.left), self._side(work, rel.right)
-        if left == [None] and right == [None]:
-            return
         if rel.direction == "both":
             joined = self._joins(left, rel_type, right)
             if joined is False:
@@ -177,7 +195,7 @@ class QueryChecker:
             if joined is None:
                 work.unknown = True
             elif not joined:
-                work.find(self._no_join(rel_type, left, right))
+                work.find(self._no_join(rel_type, left, right), missing=True)
             return
         start, end = (left, right) if rel.direction == "out" else (right, left)
         forward = self._joins(start, rel_type, end)
@@ -188,11 +206,11 @@ class QueryChecker:
             work.unknown = True
             return
         if not backward:
-            work.find(self._no_join(rel_type, left, right))
+            work.find(self._no_join(rel_type, left, right), missing=True)
             return
         pattern = f"(:{end[0] or ''})-[:{rel_type}]->(:{start[0] or ''})".replace("(:)", "()")
         said = f"the graph has {pattern}; the query had it the other way round"
-        if self.repair and start != end:  # the arrow's two ends change; the type between them may be repaired too
+        if self.repair:  # the arrow's two ends change; the type between them may be repaired too
             begin, finish = rel.span
             if rel.direction == "out":  # -[...]->  becomes  <-[...]-
                 work.repair((begin, begin + 1), "<-", said)
@@ -221,12 +239,16 @@ class QueryChecker:
                 wanted.append(("node", work.node_vars[read.var], read.prop))
             elif read.var in work.rel_vars:
                 wanted.append(("relationship", work.rel_vars[read.var], read.prop))
+            else:  # a variable whose labels are not known: its property cannot be looked up
+                work.unknown = True
         for node in query.nodes:
             owners = {work.labels.get(n.text, n.text) for n in node.labels}
             wanted += [("node", owners, key) for key, _ in node.properties]
         for rel in query.relationships:
             owners = {work.types.get(t.text, t.text) for t in rel.types}
             wanted += [("relationship", owners, key) for key, _ in rel.properties]
+            if any(literal is not None for _, literal in rel.properties):
+                work.unknown = True  # a relationship's stored values are not looked up
         for kind, owners, prop in wanted:
             self._property(work, kind, owners, prop)
 
@@ -247,27 +269,59 @@ class QueryChecker:
         if len(same) == 1 and self.repair:
             work.repair(prop.span, same[0], f"{whose} has no property {prop.text}; it has {same[0]}")
         else:
-            work.find(f"{whose} has no property {prop.text}; it has: {_listed(has)}")
+            work.find(f"{whose} has no property {prop.text}; it has: {_listed(has)}", missing=True)
 
     # -- values --------------------------------------------------------------------------------
 
     def _values(self, work: _Check) -> None:
         """Each literal a property is compared with is stored; else it is repaired to the stored value
-        it means, or found absent."""
+        it means, or found absent. What is not looked up (a relationship's values, a list property, a
+        variable whose label is not known, past `MAX_VALUE_LOOKUPS`) leaves the check unverified."""
         for found in work.query.filters:
-            if isinstance(found.literal.value, bool):
-                continue
-            owners = {work.labels.get(x, x) for x in found.labels}
-            if not owners and found.var and found.var not in work.query.rebound:
-                owners = work.node_vars.get(found.var, set())
-            owners = {o for o in owners if o in self.facts.labels}
-            if len(owners) != 1:
-                continue
-            label = owners.pop()
+            label = self._label_of(work, found.var, found.labels)
             prop = work.edits.get(found.prop.span, found.prop.text)
-            if self.facts.has_property("node", label, prop) is not True:
-                continue  # an unknown property is found (or not known) already
+            if label is None or self.facts.has_property("node", label, prop) is not True:
+                work.unknown = work.unknown or label is None  # a missing property is found already
+                continue
+            if "LIST" in self._types(label, prop) or work.lookups >= MAX_VALUE_LOOKUPS:
+                work.unknown = True
+                continue
+            work.lookups += 1
             self._value(work, label, prop, found)
+        for var, name, _, literal in work.query.ranges:
+            label = self._label_of(work, var, ())
+            if label is not None:
+                self._comparable(work, label, work.edits.get(name.span, name.text), literal)
+
+    def _label_of(self, work: _Check, var: str | None, labels: tuple[str, ...]) -> str | None:
+        """The one label of the graph a value filter's node has, or None when it is not known."""
+        owners = {work.labels.get(x, x) for x in labels}
+        if not owners and var and var not in work.query.rebound:
+            owners = work.node_vars.get(var, set())
+        owners = {o for o in owners if o in self.facts.labels}
+        return owners.pop() if len(owners) == 1 else None
+
+    def _types(self, label: str, prop: str) -> set[str]:
+        info = self.facts.properties_of("node", label).get(prop)
+        return set(info.types) if info is not None else set()
+
+    def _comparable(self, work: _Check, label: str, prop: str, literal: Literal_) -> None:
+        """A property compared by order (`<`, `>`, `<>`) with a literal of another kind compares nothing:
+        '1990' with a number, 1990 with a text. The literal is written as the property's kind (a value
+        repair), or that is told."""
+        types, given = self._types(label, prop), literal.value
+        if isinstance(given, str) and types and types <= NUMERIC:
+            kind, other = "numbers", GraphFacts.other_type(given)
+        elif isinstance(given, (int, float)) and types == {"STRING"}:
+            kind, other = "text", GraphFacts.other_type(given)
+        else:
+            return
+        shown = json.dumps(given, ensure_ascii=False)
+        said = f"{label}.{prop} holds {kind}; the query compares it with {shown}"
+        if other is not None and self.map_values:
+            work.repair(literal.span, _literal_text(other, work.cypher[literal.span[0] : literal.span[1]]), said)
+        else:
+            work.find(said)
 
     def _value(self, work: _Check, label: str, prop: str, found: ValueFilter) -> None:
         given, span = found.literal.value, found.literal.span

@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from pydantic import BaseModel
 
 from nodes.common.responder import ResponderReply
-from nodes.reflexion.stop_rules import already_ran
+from nodes.reflexion.stop_rules import already_ran, judged_index
 from schemas.reflexion import StopReason, TokenUsage, ToolOutcome, ToolRun
 
 # Fields an action can be read from, most specific first (revisions also repeat `answer`).
@@ -182,14 +182,17 @@ def revise_update(
     reply: ResponderReply,
     score_of: Callable[[BaseModel], float | None],
     action_of: Callable[[BaseModel], str] = default_action_of,
+    key: Callable[[str], str] = str.strip,
 ) -> dict[str, Any]:
-    """Record a revision: its score goes onto the outcome it judged; its action runs next."""
+    """Record a revision: its score goes onto the outcome it judged (the step that ran its query, when
+    the newest step refused to run it again: `judged_index`); its action runs next."""
     if reply.parsed is None or reply.message is None:
         return {"usage": _usage_after(state, reply), "stop_reason": "model_error", "error": f"revise: {reply.error}"}
     score = score_of(reply.parsed)
     outcomes = list(state.get("outcomes") or [])
-    if outcomes:
-        outcomes[-1] = {**outcomes[-1], "score": score}
+    judged = judged_index(outcomes, key)
+    if judged is not None:
+        outcomes[judged] = {**outcomes[judged], "score": score}
     return {
         "messages": [reply.message],
         "usage": _usage_after(state, reply),

@@ -41,15 +41,18 @@ def already_ran(action: str | None, outcomes: list[Mapping[str, Any]], key: Call
     """The step at which the same action already ran, as written or as repaired, or None; `key`
     says what makes two actions the same (for queries: `nodes.graphdb.cypher_text.normalise_query`)."""
     wanted = key(action or "")
-    for o in outcomes:
-        if o["executed"] and wanted in {key(a) for a in _forms(ToolOutcome.model_validate(o))}:
-            return int(o["step"])
-    return None
+    return next((int(o["step"]) for o in outcomes if o["executed"] and wanted in _keyed_forms(o, key)), None)
 
 
-def _forms(outcome: ToolOutcome) -> set[str]:
-    """The action as it ran and as it was written (before the schema check repaired it)."""
-    return {outcome.action} | ({outcome.check.written} if outcome.check is not None else set())
+def _forms(outcome: Mapping[str, Any]) -> set[str]:
+    """The action as it ran and as it was written (before the schema check repaired it), read from an
+    outcome's dump: the rules read many outcomes at every step, and validating each would cost more."""
+    check = outcome.get("check")
+    return {outcome["action"]} | ({check["written"]} if check else set())
+
+
+def _keyed_forms(outcome: Mapping[str, Any], key: Callable[[str], str]) -> set[str]:
+    return {key(form) for form in _forms(outcome)}
 
 
 def keeps(action: str | None, outcome: ToolOutcome, key: Callable[[str], str]) -> bool:
@@ -57,23 +60,31 @@ def keeps(action: str | None, outcome: ToolOutcome, key: Callable[[str], str]) -
     written or as run), or none at all."""
     if not (action or "").strip():
         return True
-    return key(action or "") in {key(a) for a in _forms(outcome)}
+    return key(action or "") in _keyed_forms(outcome.model_dump(include={"action", "check"}), key)
 
 
-def judged_outcome(outcomes: list[ToolOutcome], key: Callable[[str], str]) -> ToolOutcome | None:
-    """The result the newest revision judged: the newest step's, or, when that step ran nothing because
-    its query had already run, the result of the step that ran it (the model was told to look there)."""
+def judged_index(outcomes: list[Mapping[str, Any]], key: Callable[[str], str]) -> int | None:
+    """Which step's result the newest revision judged: the newest step, or, when that step ran nothing
+    because its query had already run, the step that ran it (the model was told to look there).
+    `outcomes` are `ToolOutcome` dumps, as the state holds them."""
     if not outcomes:
         return None
     last = outcomes[-1]
-    if last.executed or last.error is not None:
-        return last
-    wanted = key(last.action)
-    return next((o for o in reversed(outcomes) if o.executed and wanted in {key(a) for a in _forms(o)}), last)
+    if last["executed"] or last.get("error") is not None:
+        return len(outcomes) - 1
+    wanted = key(last["action"])
+    ran = (i for i in range(len(outcomes) - 1, -1, -1) if outcomes[i]["executed"])
+    return next((i for i in ran if wanted in _keyed_forms(outcomes[i], key)), len(outcomes) - 1)
+
+
+def judged_outcome(outcomes: list[Mapping[str, Any]], key: Callable[[str], str]) -> ToolOutcome | None:
+    """The outcome at `judged_index`, read whole (only that one is validated)."""
+    at = judged_index(outcomes, key)
+    return None if at is None else ToolOutcome.model_validate(outcomes[at])
 
 
 def _judged(state: Mapping[str, Any], key: Callable[[str], str]) -> ToolOutcome | None:
-    return judged_outcome([ToolOutcome.model_validate(o) for o in state.get("outcomes") or []], key)
+    return judged_outcome(state.get("outcomes") or [], key)
 
 
 def accepted(
@@ -86,9 +97,11 @@ def accepted(
     if not keeps(state.get("action"), judged, key):
         return None
     if judged.check is not None and judged.check.blocking:
-        # kept once more after its repeat was refused: the model has nothing else to ask of this graph
+        # naming what the graph lacks, kept once more after its repeat was refused: the model has
+        # nothing else to ask of this graph
         outcomes = state.get("outcomes") or []
-        return "not_in_graph" if outcomes and not outcomes[-1]["executed"] else None
+        refused_before = bool(outcomes) and not outcomes[-1]["executed"]
+        return "not_in_graph" if judged.check.missing and refused_before else None
     high = score is not None and score > score_threshold
     rejecting = score is not None and (score < REJECTING_BELOW or not trust_non_empty_result)
     if judged.non_empty:
@@ -109,10 +122,12 @@ def not_final_note(state: Mapping[str, Any], score_threshold: float, key: Callab
         why = "the query it judged failed"
     elif not keeps(state.get("action"), judged, key):
         why = "you revised the query, and a revision is scored once it has run"
-    elif judged.check is not None and judged.check.blocking:
+    elif judged.check is not None and judged.check.missing:
         why = "the query names what the graph does not hold (see the check with its result)"
-    else:
-        why = "the query returned no rows, and not everything it names could be looked up"
+    elif judged.check is not None and judged.check.blocking:
+        why = "the check found the query wrong as written (see the check with its result)"
+    else:  # a high score on a kept result that ran cleanly ends the run: no note is needed
+        return None
     return f"Note: your score {score:g} did not end the run because {why}."
 
 
@@ -159,7 +174,8 @@ def answer_outcome(
     executed = [o for o in outcomes if o.executed]
     if not executed:
         return None
-    judged = judged_outcome(outcomes, key) if stop_reason in (*ACCEPTING, "not_in_graph") else None
-    if judged is not None and judged.executed:
-        return judged
+    if stop_reason in (*ACCEPTING, "not_in_graph"):
+        at = judged_index([o.model_dump(include={"action", "check", "executed", "error"}) for o in outcomes], key)
+        if at is not None and outcomes[at].executed:
+            return outcomes[at]
     return max(executed, key=_rank)

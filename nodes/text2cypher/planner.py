@@ -23,9 +23,8 @@ from nodes.prompts.text2cypher import (
 )
 from nodes.text2cypher.context import FlowContext, ask, calls_left, emit, main_usage
 from nodes.text2cypher.schema_pruning import prune_schema
-from nodes.text2cypher.steps import failed_call, fallback_answer, prompt_parts, report_check, run_query
-from schemas.errors import DatabaseUnavailableError, GraphDatabaseError, QueryError
-from schemas.query_check import QueryCheck
+from nodes.text2cypher.steps import checked_query, failed_call, fallback_answer, prompt_parts, run_query
+from schemas.errors import DatabaseUnavailableError, QueryError
 from schemas.reflexion import TokenUsage
 from schemas.text2cypher import Attempt, CypherQuery, InformationCheck, SubAnswer, SubQuestions, Summary
 
@@ -70,16 +69,6 @@ def plan(state: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]:
     return update
 
 
-def _checked(ctx: FlowContext, cypher: str) -> QueryCheck | None:
-    """The query checked against the graph, repairs made (None when the check cannot be made)."""
-    try:
-        check = ctx.checker().check(cypher)
-    except GraphDatabaseError:
-        return None
-    report_check(check)
-    return check
-
-
 def subquery(branch: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]:
     """Fetch one sub-question: generate, check against the graph, validate (one correction if invalid), run."""
     question = branch["sub"]
@@ -89,7 +78,7 @@ def subquery(branch: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]:
     query, spent, error = ask(ctx, CypherQuery, system, question, spent=spent, left=left)
     attempt = Attempt(cypher="", error=f"no query: {error}")
     if query is not None:
-        checked = _checked(ctx, query.cypher)
+        checked = checked_query(ctx, query.cypher)
         cypher = checked.query if checked else query.cypher
         try:
             ctx.db.validate(cypher)
@@ -97,7 +86,7 @@ def subquery(branch: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]:
             fix = CORRECT_INSTRUCTION.format(question=question, cypher=cypher, feedback=e.message, mappings="")
             fixed, spent, _ = ask(ctx, CypherQuery, system, fix, spent=spent, left=left - spent.llm_calls)
             if fixed is not None:
-                checked = _checked(ctx, fixed.cypher)
+                checked = checked_query(ctx, fixed.cypher)
                 cypher = checked.query if checked else fixed.cypher
         except DatabaseUnavailableError as e:
             attempt = Attempt(cypher=cypher, error=str(e))
@@ -163,6 +152,11 @@ def summarize_plan(state: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]
         reason = "retries_exhausted" if state.get("round", 0) >= MAX_ROUNDS else "budget"
     if not subs:
         return {"stop_reason": reason, "answer": None}
+    failed = [a for a in (Attempt.model_validate(s["attempt"]) for s in subs) if a.error]
+    if len(failed) == len(subs):  # no query ran: say so, with the database's own words; no summary is asked
+        text = fallback_answer(failed[-1], reason)
+        emit("Answer", answer=text, stop_reason=reason)
+        return {"answer": text, "stop_reason": reason, "error": failed[-1].error}
     answer, usage, error = ask(
         ctx,
         Summary,
@@ -178,8 +172,4 @@ def summarize_plan(state: Mapping[str, Any], ctx: FlowContext) -> dict[str, Any]
     else:
         text = without_surrogates(answer.answer)  # text for people: a model's lone surrogate shows as U+FFFD
     emit("Answer", answer=text, stop_reason=reason)
-    update = {"usage": usage.model_dump(), "answer": text, "stop_reason": reason}
-    failed = [a.error for a in (Attempt.model_validate(s["attempt"]) for s in subs) if a.error]
-    if len(failed) == len(subs):  # no sub-query ran: the database's own words, for the result and traces
-        update["error"] = failed[-1]
-    return update
+    return {"usage": usage.model_dump(), "answer": text, "stop_reason": reason}

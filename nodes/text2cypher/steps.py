@@ -236,15 +236,25 @@ def correct(state: Mapping[str, Any], ctx: FlowContext) -> Update:
     return {"cypher": query.cypher, "corrections": state.get("corrections", 0) + 1, "usage": usage.model_dump()}
 
 
+def checked_query(ctx: FlowContext, cypher: str) -> QueryCheck | None:
+    """`cypher` checked against the graph, repairs made and reported to the stream; None when the
+    check cannot be made (the schema or a look-up failed): the query then runs as written, and its own
+    run reports."""
+    try:
+        check = ctx.checker().check(cypher)
+    except GraphDatabaseError:
+        return None
+    report_check(check)
+    return check
+
+
 def check_query(state: Mapping[str, Any], ctx: FlowContext) -> Update:
     """Check the query against the graph before it runs (`nodes.graphdb.query_check`): the certain
     repairs are made (labels, relationship directions, properties, stored values), and what the check
     found goes with the query's result to the evaluation and the correction."""
-    try:
-        check = ctx.checker().check(state["cypher"])
-    except GraphDatabaseError:  # the schema or a look-up failed: the query runs as written; its run reports
+    check = checked_query(ctx, state["cypher"])
+    if check is None:
         return {"mappings": [], "check": None}
-    report_check(check)
     return {"cypher": check.query, "mappings": [m.model_dump() for m in check.mappings], "check": check.model_dump()}
 
 
@@ -381,9 +391,10 @@ def evaluate(state: Mapping[str, Any], ctx: FlowContext) -> Update:
 
 def best_attempt(attempts: list[Attempt]) -> Attempt | None:
     """The latest attempt that ran with rows and no critique (or no rows resting on what exists); else the
-    latest that ran; else the last."""
+    latest that ran and named nothing the check found wrong; else the latest that ran; else the last."""
     for wanted in (
         lambda a: a.error is None and not a.critique and ((a.rows and not all_null(a)) or rests_on_what_exists(a)),
+        lambda a: a.error is None and not (a.check is not None and a.check.blocking),
         lambda a: a.error is None,
     ):
         chosen = next((a for a in reversed(attempts) if wanted(a)), None)
