@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
+from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs.kg_query_agent import KGQueryReflexionAgent
+from nodes.models import ScriptedChatModel
 from tests.helpers import draft, keep, make_agent, revise
 from tests.openai_stub import OpenAIStub, tool_names
 
@@ -89,3 +91,32 @@ def test_through_the_openai_client_a_self_praising_model_gets_the_right_rows_in_
         result = agent.execute("Who directed The Matrix?")
     assert result.stop_reason == "score_threshold" and result.usage.llm_calls == 2
     assert sorted(result.tool_result) == [["Lana Wachowski"], ["Lilly Wachowski"]]
+
+
+def test_an_approval_runs_the_query_shown_even_when_the_graph_changed_meanwhile(movies_db):
+    """The reviewer approved a query; before the run resumed, the graph changed so that the check would
+    now repair it otherwise. What was approved runs."""
+    scratch = movies_db.sibling("scratch_approval")
+    scratch.write("CREATE (:Film {title: 'The Matrix', year: 1999})")
+    written = "MATCH (f:Film {title: 'the matrix'}) RETURN f.year AS year"
+    try:
+        model = ScriptedChatModel(replies=[draft(written), keep(written, 9)])
+        agent = KGQueryReflexionAgent(
+            conversation_factory=lambda: model, database=scratch, require_approval=True, checkpointer=InMemorySaver()
+        )
+        paused = agent.execute("When did The Matrix come out?")
+        shown = paused.pending_approval["query"]
+        assert shown == written.replace("the matrix", "The Matrix")
+        scratch.write("CREATE (:Film {title: 'THE MATRIX', year: 2003})")  # now 'the matrix' is ambiguous
+        agent._facts.clear()  # as after five minutes, or in another process
+        done = agent.resume(paused.thread_id, "approve")
+        assert done.outcomes[0].action == shown and done.tool_result == [[1999]]
+    finally:
+        scratch.clear()
+
+
+def test_a_revisions_score_goes_on_the_step_it_judged(movies_db):
+    agent, _ = make_agent(movies_db, [draft(RIGHT), keep(RIGHT, 2), keep(RIGHT, 9)], checkpointer=None)
+    result = agent.execute("Who directed The Matrix?")
+    # the 2 and then the 9 both judged step 1's rows; step 2 ran nothing and was judged by nobody
+    assert result.stop_reason == "score_threshold" and [o.score for o in result.outcomes] == [9.0, None]

@@ -187,3 +187,89 @@ def test_the_check_asks_neo4j_through_its_adapter_and_repairs_the_same():
     looked_up = [q.text for q in driver.queries if not q.text.startswith("EXPLAIN")]
     assert any("(:`Movie`)-[:`ACTED_IN`]->(:`Person`)" in q for q in looked_up)  # the way written: not there
     assert all(s["default_access_mode"] == "READ" for s in driver.sessions)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        # a variable bound again, or in another UNION branch, keeps none of its old labels
+        "MATCH (m:Movie {title: 'That Thing You Do'})<-[:DIRECTED]-(d) WITH d AS m MATCH (m)-[:ACTED_IN]->(o) "
+        "RETURN o.title",
+        "MATCH (p:Movie) RETURN p.title AS x UNION MATCH (p)-[:ACTED_IN]->(m) WHERE m.title = 'The Matrix' "
+        "RETURN p.name AS x",
+        # a negated label test says what the variable is not
+        "MATCH (n)-[:ACTED_IN]->(m) WHERE NOT n:Movie AND m.title = 'The Matrix' RETURN n.name",
+    ],
+)
+def test_a_right_query_whose_variables_change_meaning_is_left_as_written(movies_db, movies_check, query):
+    right = rows(movies_db, query)
+    checked = movies_check.check(query)
+    assert right and checked.query == query and not checked.blocking  # nothing "repaired" into no rows
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "MATCH (p:Person)<-[:ACTED_IN|DIRECTED]-(m:Movie) RETURN p.name",  # several types
+        "MATCH (p:Person)<-[:ACTED_IN*1..1]-(m:Movie) RETURN p.name",  # a path
+        "MATCH (p:Person)<--(m:Movie) RETURN p.name",  # no type
+        "MATCH (n) WHERE n.titel = 'The Matrix' RETURN n",  # a property of a node whose label is not known
+        "MATCH (m:Movie) WHERE toLower(m.title) = 'The Matrix' RETURN m",  # a value compared in another form
+        "MATCH (m:Movie) WITH m.title AS t WHERE t = 'the matrix' RETURN t",
+        "MATCH (:Person)-[r:REVIEWED]->(m:Movie) WHERE r.summary = 'you had me at jerry' RETURN m",
+        "MATCH (:Person)-[:REVIEWED {summary: 'x'}]->(m:Movie) RETURN m",
+        "MATCH (m:Movie {title: 'The Matrix'}) RETURN m {.Released}",  # a map projection
+        "MATCH (m:movie WHERE m.released > 1990) RETURN m",  # Neo4j 5 patterns
+    ],
+)
+def test_no_rows_from_what_the_check_did_not_look_up_are_never_claimed_to_rest_on_the_graph(movies_check, query):
+    assert not movies_check.check(query).verified
+
+
+def test_literals_are_read_as_cypher_reads_them_and_lists_are_not_taken_for_values(movies_db):
+    scratch = movies_db.sibling("scratch_literals")
+    scratch.write("CREATE (:Item {note: 'x\\ny', tags: ['red', 'blue'], flag: true})")
+    try:
+        check = QueryChecker(GraphFacts(scratch, scratch.schema()))
+        stored = check.check("MATCH (i:Item {note: 'x\\ny'}) RETURN i.note")
+        assert stored.verified and not stored.findings  # a new line, as the database reads it
+        listed = check.check("MATCH (i:Item) WHERE i.tags = 'red' RETURN i")
+        assert not listed.findings and not listed.verified  # a list property is not looked up as a value
+        flag = check.check("MATCH (i:Item) WHERE i.flag = 'true' RETURN i.note")
+        assert flag.query.endswith("i.flag = true RETURN i.note") and scratch.query(flag.query).rows
+    finally:
+        scratch.clear()
+
+
+def test_values_in_several_cases_block_but_never_say_the_graph_lacks_them(movies_db):
+    scratch = movies_db.sibling("scratch_cases")
+    scratch.write("CREATE (:Film {title: 'The Matrix'}), (:Film {title: 'THE MATRIX'})")
+    try:
+        checked = QueryChecker(GraphFacts(scratch, scratch.schema())).check(
+            "MATCH (f:Film {title: 'the matrix'}) RETURN f"
+        )
+        assert checked.blocking and not checked.missing and checked.query == checked.written
+        assert '"THE MATRIX", "The Matrix"' in checked.findings[0]
+    finally:
+        scratch.clear()
+
+
+def test_text_compared_by_order_with_numbers_is_written_as_a_number(movies_db, movies_check):
+    checked = movies_check.check("MATCH (m:Movie) WHERE m.released > '2005' RETURN m.title")
+    assert checked.query.endswith("m.released > 2005 RETURN m.title") and movies_db.query(checked.query).rows
+
+
+def test_a_query_comparing_many_values_is_looked_up_within_a_bound(movies_db):
+    class Counting:
+        dialect = "falkordb"
+        queries = 0
+
+        def query(self, *args, **kwargs):
+            Counting.queries += 1
+            return movies_db.query(*args, **kwargs)
+
+    names = ", ".join(f"'Nobody {i}'" for i in range(300))
+    checked = QueryChecker(GraphFacts(Counting(), movies_db.schema())).check(
+        f"MATCH (p:Person) WHERE p.name IN [{names}] RETURN p"
+    )
+    assert not checked.verified and Counting.queries <= 2 * 25 + 2  # each value: is it stored; distinct values once
