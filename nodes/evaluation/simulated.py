@@ -147,9 +147,10 @@ class SimulatedRun(GoldRun):
         return query
 
     def faulty(self, rng: random.Random) -> str:
-        """The gold query with a mistake, or the gold query when none applies."""
-        kinds = applicable_faults(self.gold)
-        return FAULTS[rng.choice(kinds)](self.gold) or self.gold if kinds else self.gold
+        """The gold query with a new mistake (one it has not written yet), or the gold query when none
+        is left."""
+        fresh = [q for k in applicable_faults(self.gold) if (q := FAULTS[k](self.gold)) and q not in self.written]
+        return rng.choice(fresh) if fresh else self.gold
 
     def rewrite(self, rng: random.Random) -> str:
         """A new query after a poor result: the last one again, a faulty one, or the gold query."""

@@ -111,14 +111,15 @@ Comparison = Literal["<>", "<", ">", "<=", ">="]
 @dataclass(frozen=True)
 class ValueFilter:
     """`var.prop = literal`, `literal = var.prop`, `var.prop IN [literals]`, `var.prop CONTAINS 'text'`
-    (or STARTS WITH, ENDS WITH), or `{prop: literal}` in a node pattern bound to `var` (or to no
-    variable: `var` None, `labels` then from the pattern)."""
+    (or STARTS WITH, ENDS WITH), or `{prop: literal}` in a node or relationship pattern bound to `var`
+    (or to no variable: `var` None, `labels` then from the pattern)."""
 
     var: str | None
     prop: Name
     literal: Literal_
-    labels: tuple[str, ...] = ()
+    labels: tuple[str, ...] = ()  # of the pattern whose map holds it (a relationship's: its types)
     test: TextTest = "="
+    in_relationship_map: bool = False
 
 
 @dataclass
@@ -246,6 +247,9 @@ def _filters(cypher: str, depths: tuple[int, ...], query: ReadQuery) -> list[Val
     for node in query.nodes:
         labels = tuple(n.text for n in node.labels)
         found += [ValueFilter(node.var, key, literal, labels) for key, literal in node.properties if literal]
+    for rel in query.relationships:
+        types = tuple(t.text for t in rel.types)
+        found += [ValueFilter(rel.var, key, literal, types, "=", True) for key, literal in rel.properties if literal]
     shaped = "".join(ch if depths[i] != COMMENT else " " for i, ch in enumerate(cypher))
 
     def in_code(group: int) -> Callable[[re.Match[str]], bool]:

@@ -132,32 +132,35 @@ class GraphFacts:
 
         return self._remembered(("connects", start, rel_type, end), look)
 
-    def value(self, label: str, prop: str, literal: Any, test: TextTest = "=") -> ValueFact:
-        """What the graph stores of `literal` as `label.prop` (see `ValueFact`); with a text `test`
-        (CONTAINS, STARTS WITH, ENDS WITH), whether some stored text passes it."""
-        key = ("value", label, prop, type(literal).__name__, literal, test)
+    def value(
+        self, owner: str, prop: str, literal: Any, test: TextTest = "=", kind: Literal["node", "relationship"] = "node"
+    ) -> ValueFact:
+        """What the graph stores of `literal` as `owner.prop`, `owner` a label (or, with `kind`
+        "relationship", a relationship type): see `ValueFact`; with a text `test` (CONTAINS, STARTS
+        WITH, ENDS WITH), whether some stored text passes it."""
+        key = ("value", kind, owner, prop, type(literal).__name__, literal, test)
         if isinstance(literal, str) and LONE_SURROGATE.search(literal):
             return ValueFact("unknown")  # no client can send it; the query's own run says why
+        match = _match(kind, owner)
         if test != "=" and isinstance(literal, str):
-            return self._remembered(key, lambda: self._text(label, prop, literal, test))
-        return self._remembered(key, lambda: self._value(label, prop, literal))
+            return self._remembered(key, lambda: self._text(match, prop, literal, test))
+        return self._remembered(key, lambda: self._value(match, prop, literal))
 
-    def _passes(self, label: str, prop: str, test: TextTest, value: Any) -> bool | None:
-        """Whether some `label` node's `prop` passes `test` with `value`; None when it cannot be told."""
-        node, key = quote_name(label), quote_name(prop)
-        rows = self._rows(f"MATCH (x:{node}) WHERE x.{key} {test} $value RETURN 1 LIMIT 1", {"value": value})
+    def _passes(self, match: str, prop: str, test: TextTest, value: Any) -> bool | None:
+        """Whether some `x` of `match` has a `prop` that passes `test` with `value`; None when it cannot be told."""
+        rows = self._rows(f"{match} WHERE x.{quote_name(prop)} {test} $value RETURN 1 LIMIT 1", {"value": value})
         return None if rows is None else bool(rows)
 
-    def _text(self, label: str, prop: str, text: str, test: TextTest) -> ValueFact:
+    def _text(self, match: str, prop: str, text: str, test: TextTest) -> ValueFact:
         """Some stored text passes `test` with `text`; else the one form it has in another case."""
-        passes = self._passes(label, prop, test, text)
+        passes = self._passes(match, prop, test, text)
         if passes is None:
             return ValueFact("unknown")
         if passes:
             return ValueFact("stored")
-        node, key = quote_name(label), quote_name(prop)
+        key = quote_name(prop)
         rows = self._rows(
-            f"MATCH (x:{node}) WHERE toLower(x.{key}) {test} toLower($value) RETURN x.{key} LIMIT {TEXT_FORMS_READ}",
+            f"{match} WHERE toLower(x.{key}) {test} toLower($value) RETURN x.{key} LIMIT {TEXT_FORMS_READ}",
             {"value": text},
             cap=TEXT_FORMS_READ,
         )
@@ -168,25 +171,21 @@ class GraphFacts:
             return ValueFact("means", forms.pop())
         return ValueFact("others", sorted(forms)) if forms else ValueFact("absent")
 
-    def _value(self, label: str, prop: str, literal: Any) -> ValueFact:
-        passes = self._passes(label, prop, "=", literal)
+    def _value(self, match: str, prop: str, literal: Any) -> ValueFact:
+        passes = self._passes(match, prop, "=", literal)
         if passes is None:
             return ValueFact("unknown")
         if passes:
             return ValueFact("stored")
         other = self.other_type(literal)
-        if other is not None and self._passes(label, prop, "=", other):
+        if other is not None and self._passes(match, prop, "=", other):
             return ValueFact("means", other)
-        node, key = quote_name(label), quote_name(prop)
         if not isinstance(literal, str):
             return ValueFact("absent")
-        stored = self._rows(
-            f"MATCH (x:{node}) WHERE x.{key} IS NOT NULL RETURN DISTINCT x.{key} LIMIT {MAX_DISTINCT_VALUES}",
-            cap=MAX_DISTINCT_VALUES,
-        )
+        stored = self._distinct(match, prop)
         if stored is None:
             return ValueFact("unknown")
-        texts = [r[0] for r in stored if isinstance(r[0], str)]
+        texts = [value for value in stored if isinstance(value, str)]
         same_but_case = sorted({t for t in texts if t.casefold() == literal.casefold()})
         if len(same_but_case) > 1:
             return ValueFact("others", same_but_case)
@@ -196,18 +195,18 @@ class GraphFacts:
         # past the distinct values read, a value close to it may still be stored
         return ValueFact("unknown" if len(stored) >= MAX_DISTINCT_VALUES else "absent")
 
-    def _distinct(self, label: str, prop: str) -> list[Any] | None:
+    def _distinct(self, match: str, prop: str) -> list[Any] | None:
         """The distinct values of a property (the first `MAX_DISTINCT_VALUES`), read once per property."""
 
         def read() -> list[Any] | None:
-            node, key = quote_name(label), quote_name(prop)
+            key = quote_name(prop)
             rows = self._rows(
-                f"MATCH (x:{node}) WHERE x.{key} IS NOT NULL RETURN DISTINCT x.{key} LIMIT {MAX_DISTINCT_VALUES}",
+                f"{match} WHERE x.{key} IS NOT NULL RETURN DISTINCT x.{key} LIMIT {MAX_DISTINCT_VALUES}",
                 cap=MAX_DISTINCT_VALUES,
             )
             return None if rows is None else [row[0] for row in rows]
 
-        return self._remembered(("distinct", label, prop), read)
+        return self._remembered(("distinct", match, prop), read)
 
     @staticmethod
     def other_type(literal: Any) -> Any:
@@ -225,6 +224,11 @@ class GraphFacts:
         if isinstance(literal, (int, float)):
             return str(literal)
         return None
+
+
+def _match(kind: Literal["node", "relationship"], owner: str) -> str:
+    """The MATCH clause binding `x` to the nodes of a label, or the relationships of a type."""
+    return f"MATCH (x:{quote_name(owner)})" if kind == "node" else f"MATCH ()-[x:{quote_name(owner)}]->()"
 
 
 def _form_in(stored: str, text: str, test: TextTest) -> str | None:

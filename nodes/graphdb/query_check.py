@@ -247,8 +247,6 @@ class QueryChecker:
         for rel in query.relationships:
             owners = {work.types.get(t.text, t.text) for t in rel.types}
             wanted += [("relationship", owners, key) for key, _ in rel.properties]
-            if any(literal is not None for _, literal in rel.properties):
-                work.unknown = True  # a relationship's stored values are not looked up
         for kind, owners, prop in wanted:
             self._property(work, kind, owners, prop)
 
@@ -275,41 +273,49 @@ class QueryChecker:
 
     def _values(self, work: _Check) -> None:
         """Each literal a property is compared with is stored; else it is repaired to the stored value
-        it means, or found absent. What is not looked up (a relationship's values, a list property, a
-        variable whose label is not known, past `MAX_VALUE_LOOKUPS`) leaves the check unverified."""
+        it means, or found absent. What is not looked up (a list property, a variable whose label or
+        type is not known, past `MAX_VALUE_LOOKUPS`) leaves the check unverified."""
         for found in work.query.filters:
-            label = self._label_of(work, found.var, found.labels)
+            owner = self._owner_of(work, found)
             prop = work.edits.get(found.prop.span, found.prop.text)
-            if label is None or self.facts.has_property("node", label, prop) is not True:
-                work.unknown = work.unknown or label is None  # a missing property is found already
+            if owner is None or self.facts.has_property(owner[0], owner[1], prop) is not True:
+                work.unknown = work.unknown or owner is None  # a missing property is found already
                 continue
-            if "LIST" in self._types(label, prop) or work.lookups >= MAX_VALUE_LOOKUPS:
+            if "LIST" in self._types(owner, prop) or work.lookups >= MAX_VALUE_LOOKUPS:
                 work.unknown = True
                 continue
             work.lookups += 1
-            self._value(work, label, prop, found)
+            self._value(work, owner, prop, found)
         for var, name, _, literal in work.query.ranges:
-            label = self._label_of(work, var, ())
-            if label is not None:
-                self._comparable(work, label, work.edits.get(name.span, name.text), literal)
+            owner = self._owner_of(work, ValueFilter(var, name, literal))
+            if owner is not None:
+                self._comparable(work, owner, work.edits.get(name.span, name.text), literal)
 
-    def _label_of(self, work: _Check, var: str | None, labels: tuple[str, ...]) -> str | None:
-        """The one label of the graph a value filter's node has, or None when it is not known."""
-        owners = {work.labels.get(x, x) for x in labels}
-        if not owners and var and var not in work.query.rebound:
-            owners = work.node_vars.get(var, set())
-        owners = {o for o in owners if o in self.facts.labels}
-        return owners.pop() if len(owners) == 1 else None
+    def _owner_of(self, work: _Check, found: ValueFilter) -> tuple[Kind, str] | None:
+        """The one label (or relationship type) of the graph a filtered property belongs to, or None
+        when it is not known."""
+        if found.in_relationship_map or (found.var in work.rel_vars and not found.labels):
+            kind: Kind = "relationship"
+            owners = {work.types.get(x, x) for x in found.labels} or work.rel_vars.get(found.var or "", set())
+            known = self.facts.types
+        else:
+            kind = "node"
+            owners = {work.labels.get(x, x) for x in found.labels}
+            if not owners and found.var and found.var not in work.query.rebound:
+                owners = work.node_vars.get(found.var, set())
+            known = self.facts.labels
+        owners = {o for o in owners if o in known}
+        return (kind, owners.pop()) if len(owners) == 1 else None
 
-    def _types(self, label: str, prop: str) -> set[str]:
-        info = self.facts.properties_of("node", label).get(prop)
+    def _types(self, owner: tuple[Kind, str], prop: str) -> set[str]:
+        info = self.facts.properties_of(*owner).get(prop)
         return set(info.types) if info is not None else set()
 
-    def _comparable(self, work: _Check, label: str, prop: str, literal: Literal_) -> None:
+    def _comparable(self, work: _Check, owner: tuple[Kind, str], prop: str, literal: Literal_) -> None:
         """A property compared by order (`<`, `>`, `<>`) with a literal of another kind compares nothing:
         '1990' with a number, 1990 with a text. The literal is written as the property's kind (a value
         repair), or that is told."""
-        types, given = self._types(label, prop), literal.value
+        types, given, label = self._types(owner, prop), literal.value, owner[1]
         if isinstance(given, str) and types and types <= NUMERIC:
             kind, other = "numbers", GraphFacts.other_type(given)
         elif isinstance(given, (int, float)) and types == {"STRING"}:
@@ -323,9 +329,9 @@ class QueryChecker:
         else:
             work.find(said)
 
-    def _value(self, work: _Check, label: str, prop: str, found: ValueFilter) -> None:
-        given, span = found.literal.value, found.literal.span
-        fact = self.facts.value(label, prop, given, found.test)
+    def _value(self, work: _Check, owner: tuple[Kind, str], prop: str, found: ValueFilter) -> None:
+        given, span, label = found.literal.value, found.literal.span, owner[1]
+        fact = self.facts.value(label, prop, given, found.test, kind=owner[0])
         if fact.kind == "stored":
             return
         if fact.kind == "unknown":
