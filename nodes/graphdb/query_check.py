@@ -5,23 +5,26 @@ a label or property in the wrong case, a relationship turned round, a property t
 have, a value spelt otherwise than it is stored. Such a result looks like an answer; a model that
 praises its own revision ends the run on it. So every query is checked first against what the graph
 holds (`nodes.graphdb.graph_facts`): its labels, its relationship types and the direction of each
-between the labels it gives, the properties it reads on each label, and the literal values it
-filters on.
+between the labels it gives, the properties it reads on each label or type, the literal values it
+filters on, and whether a value compared by order is of the property's kind.
 
 What the check finds becomes either a repair or a finding:
 
 - A **repair** is applied without asking the model when it is certain: the name exists in the graph
-  in another case only (`:movie` is `:Movie`, `m.Title` is `m.title`), a relationship exists between
-  those two labels only the other way round, or a value is stored in a form it unmistakably means
-  (another case or spacing, a typo in a name, '42' for 42). The query that runs has the repair; the
+  in another case only (`:movie` is `:Movie`, `m.Title` is `m.title`), a relationship exists from
+  or to the labels the query gives only the other way round, or a value is stored in a form it
+  unmistakably means (another case or spacing, a typo in a name, '42' for 42, 'true' for true). The query that runs has the repair; the
   model and the result are told what was repaired. A part of a text (CONTAINS, STARTS WITH, ENDS
   WITH) found only in another case is told, not repaired: whether its case matters is the
   question's to say.
 - A **finding** is told to the model with the result: what the graph does not hold and what it holds
-  instead ("Movie has no property `rating`; it has: released, tagline, title"). A finding about the
-  query's structure blocks: the stop rules do not take such a result as the answer. A value that is
-  not stored in any form is a fact, not a mistake: "no Movie has title 'Inception'" explains a
-  result without rows, which is then the answer.
+  instead ("Movie has no property `rating`; it has: released, tagline, title"). A finding that the
+  query is wrong as written blocks: the stop rules do not take such a result as the answer. A value
+  that is not stored in any form is a fact, not a mistake: "no Movie has title 'Inception'" explains
+  a result without rows, which is then the answer.
+- What it does not read or cannot look up (see `nodes.graphdb.cypher_patterns`; a variable whose
+  label is not known; more than `MAX_VALUE_LOOKUPS` values; a look-up that times out) it claims
+  nothing about: the check is then not `verified`.
 
 `repair=False` turns the structural repairs into findings; `map_values=False` turns value repairs
 into findings.

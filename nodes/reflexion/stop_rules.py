@@ -10,16 +10,16 @@ run only when the evidence agrees:
   revision that rewrites the query says the model is not done, whatever it scored: a high score
   next to a new query most likely judges the new query, which has not run yet. It runs first.
 - the query **ran without error**, and the schema check (`nodes.graphdb.query_check`) found
-  nothing in it that the graph does not hold (no unknown label, property, or relationship in that
-  direction).
+  nothing wrong in it (no label, property or relationship in that direction the graph lacks, no
+  value the graph holds only in other forms).
 - **rows** end the run with a score above the threshold (`score_threshold`), or without a score
   that rejects them (`non_empty_result`: no score below the middle of the scale; with
   `trust_non_empty_result=False`, no score at all).
 - **no rows** end the run (`empty_result`) only when the check looked up everything the query
   names and found it, except values stored in no form at all: then "no rows" is the answer (no
-  Movie is titled "Inception"), unless the revision's score rejects it. Where no check could be
-  made (a database of a subclass's own), a score above the threshold is the only evidence
-  (`score_threshold`), as in biochatter.
+  Movie is titled "Inception"), unless the revision's score rejects it. Where the check could not
+  look everything up (a subclass's own database, a path, a value compared in a form it does not
+  read), a score above the threshold is the only evidence (`score_threshold`), as in biochatter.
 - a query naming what the graph does not hold (a property no Movie has) never answers. When the
   model keeps it once more after being told so and after its repeat was refused, the question asks
   for what the graph does not hold: the run ends `not_in_graph`, with that query's result and the
