@@ -13,10 +13,10 @@ What the check finds becomes either a repair or a finding:
 - A **repair** is applied without asking the model when it is certain: the name exists in the graph
   in another case only (`:movie` is `:Movie`, `m.Title` is `m.title`), a relationship exists from
   or to the labels the query gives only the other way round, or a value is stored in a form it
-  unmistakably means (another case or spacing, a typo in a name, '42' for 42, 'true' for true). The query that runs has the repair; the
-  model and the result are told what was repaired. A part of a text (CONTAINS, STARTS WITH, ENDS
-  WITH) found only in another case is told, not repaired: whether its case matters is the
-  question's to say.
+  unmistakably means (another case or spacing, a typo in a name, '42' for 42, 'true' for true).
+  The query that runs has the repair; the model and the result are told what was repaired. A part
+  of a text (CONTAINS, STARTS WITH, ENDS WITH) found only in another case is told, not repaired:
+  whether its case matters is the question's to say.
 - A **finding** is told to the model with the result: what the graph does not hold and what it holds
   instead ("Movie has no property `rating`; it has: released, tagline, title"). A finding that the
   query is wrong as written blocks: the stop rules do not take such a result as the answer. A value
