@@ -58,6 +58,9 @@ WRITE_FORMS = [
     f"CALL {FULLTEXT}('Movie', 'title')",
     f"CALL `{FULLTEXT}`('Movie', 'title')",
     "CALL `db`.`idx`.`fulltext`.`createNodeIndex`('Movie', 'title')",
+    f"CALL/**/{FULLTEXT}('Person', 'name')",  # a comment where a space would be
+    "CALL// c\ndb.idx.fulltext.drop('Movie')",
+    "CALL /* a */ db . /* b */ idx.fulltext.drop('Movie')",
     "CALL db . idx . fulltext . createNodeIndex('Movie', 'title')",
     "CALL db.idx.fulltext.drop('Movie')",
     "CALL db.idx.vector.createNodeIndex('Movie', 'title', 3, 'euclidean')",

@@ -19,6 +19,8 @@ REFUSED = [
     "CALL `db`.`createLabel`('X')",
     "CALL `db.idx.fulltext.createNodeIndex`('L', 'p')",
     "CALL db . idx . fulltext . drop('L')",
+    "CALL/**/db.idx.fulltext.createNodeIndex('L', 'p')",
+    "CALL// c\ndb.idx.fulltext.drop('L')",
     "STOP DATABASE neo4j",
     "GRANT ROLE reader TO alice",
     "TERMINATE TRANSACTIONS 'neo4j-transaction-1'",

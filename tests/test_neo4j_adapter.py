@@ -104,3 +104,37 @@ def test_bad_connection_args_are_configuration_errors():
         connect({"backend": "mysql"})
     with pytest.raises(ConfigurationError, match="bad Neo4j URI"):
         connect({"uri": "http://localhost:7474"})
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "CALL apoc.load.json('file:///etc/passwd') YIELD value RETURN value",
+        "CALL apoc.load.csv('file:///etc/passwd') YIELD list RETURN list",
+        "CALL apoc.import.csv([{fileName: 'file:///x.csv', labels: ['X']}], [], {})",
+        "CALL apoc.export.csv.all('/tmp/out.csv', {})",
+        "CALL apoc.cypher.run('MATCH (n) RETURN n', {}) YIELD value RETURN value",
+        "CALL apoc.cypher.runFirstColumnSingle('RETURN 1', {})",
+        "CALL dbms.listConfig() YIELD name RETURN name",
+        "CALL dbms.components() YIELD name RETURN name",
+        "MATCH (n) CALL /* a comment */ apoc.load.json('http://example.org/x') YIELD value RETURN value",
+        "CALL\n// hidden\napoc . load . json('file:///etc/passwd') YIELD value RETURN value",
+    ],
+)
+def test_procedures_not_known_to_only_read_are_refused_though_explain_calls_them_reads(query):
+    driver = FakeDriver(keys=["value"], rows=[["root:x:0:0"]], query_type="r")  # Neo4j says: a read
+    db = Neo4jGraph(driver=driver, db_name="movies")
+    with pytest.raises(WriteQueryRefusedError, match="not one known to only read"):
+        db.query(query)
+    assert driver.queries == []  # refused before anything reached the server
+
+
+def test_schema_and_full_text_procedures_run_and_more_can_be_allowed_by_name():
+    driver = FakeDriver(keys=["label"], rows=[["Movie"]], query_type="r")
+    db = Neo4jGraph(driver=driver, db_name="movies")
+    assert db.query("CALL db.labels() YIELD label RETURN label").rows == [["Movie"]]
+    db.query("CALL db.index.fulltext.queryNodes('titles', 'matrix') YIELD node RETURN node")
+    with pytest.raises(WriteQueryRefusedError):
+        db.query("CALL apoc.meta.schema() YIELD value RETURN value")
+    allowed = Neo4jGraph(driver=FakeDriver(keys=["value"], rows=[[{}]]), allowed_procedures={"apoc.meta.schema"})
+    assert allowed.query("CALL apoc.meta.schema() YIELD value RETURN value").rows == [[{}]]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from schemas.errors import CypherSyntaxError
 
@@ -43,7 +43,6 @@ READ_PROCEDURES = frozenset(
         "db.index.fulltext.querynodes",
         "db.index.fulltext.queryrelationships",
         "db.index.vector.querynodes",
-        "dbms.components",
     }
 )
 
@@ -257,25 +256,34 @@ def lexical_write(cypher: str) -> str | None:
     for match in _WRITE_CLAUSE.finditer(code):
         if _is_keyword_at(code, match.start(), match.end()):
             return " ".join(match.group(1).upper().split())
-    unknown = [p for p in called_procedures(cypher) if p.lower() not in READ_PROCEDURES]
+    unknown = unlisted_procedures(cypher)
     return f"CALL {unknown[0]} (not a procedure known to only read)" if unknown else None
 
 
 def called_procedures(cypher: str) -> list[str]:
-    """Names of the procedures a query CALLs as the database resolves them: backticks and spaces
-    around dots removed (``CALL `db`.`idx` . x()`` is `db.idx.x`). Subqueries (`CALL {`, `CALL (x) {`)
-    are not procedures."""
-    code = code_only(cypher)
+    """Names of the procedures a query CALLs as the database resolves them: backticks, spaces and
+    comments around dots removed (``CALL `db`.`idx` . x()`` and `CALL/**/db.idx.x()` are `db.idx.x`).
+    Subqueries (`CALL {`, `CALL (x) {`) are not procedures."""
+    depths = code_depths(cypher)
+    code = "".join(" " if depths[i] == COMMENT else ch for i, ch in enumerate(cypher))  # names kept
     names = []
-    for match in _CALL.finditer(code):
-        following = cypher[match.end() :].lstrip()[:1]
+    for match in _CALL.finditer(code_only(cypher)):
+        following = code[match.end() :].lstrip()[:1]
         if following in ("{", "(", ""):
             continue
-        name = _PROCEDURE_NAME.match(cypher, match.end())
+        name = _PROCEDURE_NAME.match(code, match.end())
         if name:
             parts = re.findall(_NAME_PART, name.group(1))
             names.append(".".join(p[1:-1].replace("``", "`") if p.startswith("`") else p for p in parts))
     return names
+
+
+def unlisted_procedures(cypher: str, allowed: Collection[str] = ()) -> list[str]:
+    """The procedures a query calls that are neither known to only read (`READ_PROCEDURES`) nor in
+    `allowed`: a database whose plans call everything a read (Neo4j's EXPLAIN says `r` for
+    `apoc.load.json`, which reads the server's files) must not run them."""
+    listed = READ_PROCEDURES | {p.lower() for p in allowed}
+    return [p for p in called_procedures(cypher) if p.lower() not in listed]
 
 
 @functools.lru_cache(maxsize=4096)  # the loop compares each new action with every earlier one

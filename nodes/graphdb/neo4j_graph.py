@@ -24,13 +24,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Collection
 from contextlib import suppress
 from typing import Any
 
 import neo4j
 from neo4j import exceptions as neo4j_errors
 
-from nodes.graphdb.cypher_text import reads_server_files, refuse_unsendable
+from nodes.graphdb.cypher_text import reads_server_files, refuse_unsendable, unlisted_procedures
 from nodes.graphdb.introspect import sample_schema
 from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP
 from nodes.graphdb.values import to_plain
@@ -131,8 +132,11 @@ class Neo4jGraph:
         driver: Any = None,
         fetch_size: int = 200,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
+        allowed_procedures: Collection[str] = (),
     ) -> None:
         self.uri, self.db_name, self.fetch_size = uri, db_name, fetch_size
+        #: Procedures a read query may call besides those known to only read (`READ_PROCEDURES`).
+        self.allowed_procedures = frozenset(allowed_procedures)
         self.connect_timeout = connect_timeout
         if driver is None:
             if uri.split("://", 1)[0] not in BOLT_SCHEMES:
@@ -230,6 +234,14 @@ class Neo4jGraph:
         refuse_unsendable(cypher)
         if reads_server_files(cypher) and not allow_writes:  # EXPLAIN reports LOAD CSV as a read
             raise WriteQueryRefusedError("LOAD CSV reads files on the database server and is not allowed", cypher)
+        unlisted = [] if allow_writes else unlisted_procedures(cypher, self.allowed_procedures)
+        if unlisted:  # EXPLAIN calls every procedure a read, apoc.load.json (the server's files) included
+            raise WriteQueryRefusedError(
+                f"the procedure {unlisted[0]} is not one known to only read the graph (Neo4j calls procedures that "
+                "read files, export or run Cypher reads too); a read query may call the schema and full-text "
+                "procedures, and those the adapter is given in allowed_procedures",
+                cypher,
+            )
         deadline = deadline if deadline is not None else self._deadline(timeout)
         session = self._session(deadline=deadline)
         watchdog = _Watchdog(session, deadline)
