@@ -139,5 +139,19 @@ def lower(asked: float | None, own: float | None) -> float | None:
     return asked if own is None else min(asked, own)
 
 
+FLAG_VALUES = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+
+
 def env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+    """A yes/no environment variable: 1, true, yes, on or 0, false, no, off (any case), unset or empty
+    for no. Anything else is a configuration error naming it: a setting that guards something (approval
+    before each query) must not read "maybe" as off."""
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return False
+    if raw not in FLAG_VALUES:
+        raise ConfigurationError(
+            f"${name} is {os.environ[name]!r}; write 1, true, yes or on to turn it on, 0, false, no or off (or leave "
+            "it unset) to turn it off"
+        )
+    return FLAG_VALUES[raw]

@@ -104,3 +104,33 @@ def test_ask_about_a_graph_that_does_not_exist_exits_2(clean_env, capsys, falkor
     assert main(["--data-dir", str(falkordb_server.data_dir), "ask", "Who?", "--graph", "nosuchgraph"]) == 2
     captured = capsys.readouterr()
     assert "no graph 'nosuchgraph'" in captured.err and "movies" in captured.err and "skipped" not in captured.out
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", "enable", "tru", "Y E S"])
+def test_an_unreadable_approval_setting_is_refused_rather_than_read_as_off(clean_env, value):
+    from graphs.kg_query_agent import KGQueryReflexionAgent
+    from graphs.text2cypher_flow import Text2CypherFlow
+
+    clean_env.setenv("REFLEXION_REQUIRE_APPROVAL", value)
+    for build in (
+        lambda: KGQueryReflexionAgent(conversation_factory=lambda: None, checkpointer=None),
+        lambda: Text2CypherFlow("naive", conversation_factory=lambda: None, checkpointer=None),
+    ):
+        with pytest.raises(ConfigurationError, match="REFLEXION_REQUIRE_APPROVAL"):
+            build()
+
+
+@pytest.mark.parametrize(("value", "on"), [("1", True), ("ON", True), (" yes ", True), ("off", False), ("", False)])
+def test_the_approval_setting_reads_the_usual_words(clean_env, value, on):
+    from graphs.kg_query_agent import KGQueryReflexionAgent
+
+    clean_env.setenv("REFLEXION_REQUIRE_APPROVAL", value)
+    assert KGQueryReflexionAgent(conversation_factory=lambda: None, checkpointer=None).require_approval is on
+
+
+def test_a_data_directory_that_is_a_file_is_a_configuration_error(clean_env, tmp_path, capsys):
+    afile = tmp_path / "not-a-directory"
+    afile.write_text("x")
+    clean_env.setenv("REFLEXION_DATA_DIR", str(afile))
+    assert main(["graphs"]) == 2
+    assert "is a file, not a directory" in capsys.readouterr().err

@@ -76,6 +76,20 @@ def default_data_dir() -> Path:
     return Path(base) / "reflexion-agents" / "falkordb"
 
 
+def usable_data_dir(directory: Path, named_by: str | None = None) -> None:
+    """Make `directory` for the embedded database, or say why it cannot be one: a configuration error
+    (naming the variable `named_by` that set it), not a database that is down."""
+    where = f"${named_by} ({directory})" if named_by else str(directory)
+    if directory.exists() and not directory.is_dir():
+        raise ConfigurationError(f"the embedded database's directory {where} is a file, not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigurationError(f"the embedded database's directory {where} cannot be made: {e.strerror}") from e
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise ConfigurationError(f"the embedded database's directory {where} is not writable")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -108,7 +122,7 @@ class EmbeddedFalkorDB:
     def start(cls, data_dir: str | Path | None = None, *, wait_s: float = 15.0) -> EmbeddedFalkorDB:
         """Reuse the server already serving `data_dir`, or start one and wait until it answers."""
         directory = Path(data_dir).expanduser() if data_dir else default_data_dir()
-        directory.mkdir(parents=True, exist_ok=True)
+        usable_data_dir(directory, named_by=None if data_dir else DEFAULT_DATA_DIR_ENV)
         users = open(directory / USERS_FILE, "a")  # noqa: SIM115 - held open for as long as this user lives
         try:
             # One process at a time decides whether to start a server for this directory, and the
