@@ -16,7 +16,8 @@ from typing import Any
 
 from tests.loopback import LoopbackServer
 
-# {"tool": name, "args": {...} or raw JSON text} | {"calls": [{"tool": ..., "args": ...}]} | {"text": "..."}
+# {"tool": name, "args": {...} or raw JSON text} | {"calls": [{"tool": ..., "args": ..., "id": ...}]} | {"text": "..."},
+# and optionally "message" (fields added to the message: "refusal", "reasoning_content") and "usage" (as sent)
 StubReply = dict[str, Any]
 
 
@@ -66,10 +67,10 @@ class OpenAIStub(LoopbackServer):
         return chunks
 
     @staticmethod
-    def _tool_call(name: str, args: Any) -> dict[str, Any]:
+    def _tool_call(name: str, args: Any, call_id: str | None = None) -> dict[str, Any]:
         """One tool call; arguments given as text go as they are (malformed JSON, `1`), others as JSON."""
         arguments = args if isinstance(args, str) else json.dumps(args)
-        call_id = f"call_{uuid.uuid4().hex[:12]}"
+        call_id = call_id or f"call_{uuid.uuid4().hex[:12]}"
         return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
     def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -78,19 +79,17 @@ class OpenAIStub(LoopbackServer):
         one = [{"tool": spec["tool"], "args": spec["args"]}] if "tool" in spec else []
         calls = spec.get("calls") or one
         if calls:
-            message["tool_calls"] = [self._tool_call(c["tool"], c["args"]) for c in calls]
+            message["tool_calls"] = [self._tool_call(c["tool"], c["args"], c.get("id")) for c in calls]
+        message.update(spec.get("message") or {})
         prompt_chars = sum(len(str(m.get("content") or "")) for m in body.get("messages", []))
+        usage = {"prompt_tokens": prompt_chars // 4, "completion_tokens": 20, "total_tokens": prompt_chars // 4 + 20}
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", "stub"),
             "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
-            "usage": {
-                "prompt_tokens": prompt_chars // 4,
-                "completion_tokens": 20,
-                "total_tokens": prompt_chars // 4 + 20,
-            },
+            "usage": spec.get("usage", usage),
         }
 
 

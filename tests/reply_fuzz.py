@@ -173,6 +173,10 @@ TEXT_KINDS = (
     "plain_text",
     "empty",
     "unknown_tool",
+    "absurd_usage",
+    "refusal",
+    "reasoning",
+    "html",
 )
 TOOL_KINDS = (
     *TEXT_KINDS,
@@ -184,6 +188,23 @@ TOOL_KINDS = (
     "bad_score",
     "json_in_text",
     "two_calls",
+    "deep_nesting",
+    "duplicate_ids",
+    "huge_number",
+)
+# Token counts a proxy or a broken server may report.
+USAGES: tuple[Any, ...] = (
+    {"prompt_tokens": 1e300, "completion_tokens": 1e300, "total_tokens": 1e300},
+    {"prompt_tokens": -5, "completion_tokens": -1, "total_tokens": -6},
+    {"prompt_tokens": "many", "completion_tokens": None, "total_tokens": "x"},
+    {"prompt_tokens": 10**40, "completion_tokens": 1, "total_tokens": 10**40},
+    {"prompt_tokens": 3.7, "completion_tokens": 2.2, "total_tokens": 5.9},
+    None,
+    {},
+)
+PAGES = (
+    "<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>",
+    "<!DOCTYPE html><html><body><p>Rate limit exceeded. Try again later.</p></body></html>",
 )
 
 
@@ -203,8 +224,31 @@ def _text(rng: random.Random) -> str:
     )
 
 
+def _nested(depth: int) -> str:
+    """JSON text nesting objects `depth` levels deep."""
+    return '{"a": ' * depth + "1" + "}" * depth
+
+
+def _beside(kind: str, good: StubReply, rng: random.Random) -> StubReply | None:
+    """The good reply with something odd beside it (the usage, a refusal, reasoning), or a page of HTML
+    in its place; None for the other kinds."""
+    if kind == "absurd_usage":
+        return {**good, "usage": rng.choice(USAGES)}
+    if kind == "refusal":
+        return {"text": None, "message": {"refusal": "I'm sorry, I can't help with that request."}}
+    if kind == "reasoning":
+        thought = rng.choice(("Let me think step by step.", "\ud800", "x" * 10_000))
+        return {**good, "message": {"reasoning_content": thought, "reasoning": thought}}
+    if kind == "html":
+        return {"text": rng.choice(PAGES)}
+    return None
+
+
 def broken(kind: str, good: StubReply, rng: random.Random) -> StubReply:
     """The good reply broken in the way `kind` names."""
+    odd = _beside(kind, good, rng)
+    if odd is not None:
+        return odd
     if "text" in good and "tool" not in good:  # the text protocol
         if kind in ("huge_string", "control_chars", "lone_surrogate", "unicode"):
             pool = {
@@ -230,6 +274,20 @@ def broken(kind: str, good: StubReply, rng: random.Random) -> StubReply:
     if kind == "two_calls":  # parallel calls where one was asked for: the same tool twice, or another
         second = rng.choice(({"tool": tool, "args": args}, {"tool": "no_such_tool", "args": "1"}))
         return {"calls": [{"tool": tool, "args": args}, second]}
+    if kind == "duplicate_ids":  # two calls under one id
+        return {
+            "calls": [{"tool": tool, "args": args, "id": "call_same"}, {"tool": tool, "args": args, "id": "call_same"}]
+        }
+    if kind == "deep_nesting":  # arguments, or one field, nested hundreds or thousands of levels deep
+        depth = rng.choice((100, 500, 950, 2000, 5000))
+        if rng.random() < 0.5:
+            return {"tool": tool, "args": _nested(depth)}
+        key = rng.choice(_strings(args))
+        return {"tool": tool, "args": json.dumps({**args, key: 0}).replace(f'"{key}": 0', f'"{key}": {_nested(depth)}')}
+    if kind == "huge_number":  # numbers JSON allows and Python reads, far out of any range
+        key = rng.choice(list(args) or ["answer"])
+        raw = rng.choice(("1" + "0" * 5000, "1e400", "-1e400", "12345678901234567890123456789"))
+        return {"tool": tool, "args": json.dumps({**args, key: 0}).replace(f'"{key}": 0', f'"{key}": {raw}')}
     return {"tool": tool, "args": _mutate_args(kind, args, rng)}
 
 

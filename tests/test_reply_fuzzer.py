@@ -57,7 +57,7 @@ QUESTIONS = {
 }
 FLOW_QUESTION = "Which movies did Tom Hanks act in?"
 FAILED = {"model_error", "tool_unavailable", "invalid_input"}
-SUCCEEDED = {"finished", "validated", "answered", "score_threshold", "non_empty_result"}
+SUCCEEDED = {"finished", "validated", "answered", "score_threshold", "non_empty_result", "empty_result", "not_in_graph"}
 
 
 def registered() -> dict[str, tuple[Any, Any]]:

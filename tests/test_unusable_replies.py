@@ -6,6 +6,10 @@ each through the real `ChatOpenAI` client and the loopback stub.
   where it wrote one (the client could not send it back), and the run goes on.
 - Tool-call arguments that are JSON but not an object (`1`, `"text"`, `[1, 2]`), which the client
   raises on, get the corrective retry malformed JSON gets, in every agent and flow.
+- A usage block a proxy garbled (`"prompt_tokens": "many"`, `-5`, `1e300`), which the client
+  passes on unchecked, counts as 0 tokens instead of ending the run in the node that copied it.
+- Arguments nested thousands of levels deep (past Python's recursion limit) are refused with
+  the reason and retried, like malformed JSON.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from graphs.structured_output_agent import StructuredOutputReflectionAgent
 from graphs.text2cypher_flow import Text2CypherFlow
 from nodes.common.responder_with_retries import ResponderWithRetries, reply_from_output
 from nodes.graphdb import Neo4jGraph
+from nodes.models.wire import MAX_ARGUMENT_DEPTH
 from nodes.tools.arithmetic import ARITHMETIC_TOOLS
 from nodes.tools.wikipedia import WikipediaTools
 from nodes.tools.wikipedia_backends import LocalCorpus, MediaWikiAPI
@@ -211,3 +216,40 @@ def test_a_search_no_request_can_carry_is_an_observation_not_a_crash():
         for query in ("x" * 1_000_000, "Milhouse\ud800"):
             observation = tools.search(query)
             assert observation.error and "cannot be asked of Wikipedia" in observation.error
+
+
+ABSURD_USAGES = [
+    {"prompt_tokens": "many", "completion_tokens": None, "total_tokens": "x"},
+    {"prompt_tokens": -5, "completion_tokens": -1, "total_tokens": -6},
+    {"prompt_tokens": 1e300, "completion_tokens": 3.7, "total_tokens": 10**40},
+]
+
+
+@pytest.mark.parametrize("usage", ABSURD_USAGES)
+def test_a_garbled_usage_block_counts_no_tokens_and_the_run_goes_on(movies_db, usage):
+    good = {"tool": "CypherQuery", "args": {"cypher": TOM_HANKS_QUERY}}
+    replies = in_order(
+        {"tool": "GuardrailDecision", "args": {"answerable": True, "reason": "movies"}, "usage": usage},
+        {**good, "usage": usage},
+        {"tool": "Summary", "args": {"answer": "Cast Away, among 12 movies."}, "usage": usage},
+    )
+    with OpenAIStub(replies) as stub:
+        model = chat(stub)
+        flow = Text2CypherFlow(
+            "retry", conversation_factory=lambda: model, database=movies_db, fewshots=False, checkpointer=None
+        )
+        result = flow.ask("Which movies did Tom Hanks act in?")
+    assert result.stop_reason == "answered" and len(result.rows) == 12
+    assert result.usage.llm_calls == 3
+    assert 0 <= result.usage.total_tokens <= 10**9 * 3
+
+
+@pytest.mark.parametrize("depth", [100, 950, 5000])
+def test_arguments_nested_past_the_recursion_limit_are_retried_with_the_reason(movies_db, depth):
+    nested = '{"a": ' * depth + "1" + "}" * depth
+    with OpenAIStub(in_order(kg_draft(nested), kg_good_draft(), kg_revise(TOM_HANKS_QUERY))) as stub:
+        result = kg_agent(stub, movies_db).execute("Which movies did Tom Hanks act in?")
+    assert result.stop_reason in ("score_threshold", "non_empty_result")
+    assert ["Cast Away"] in result.tool_result and result.usage.llm_calls == 3
+    feedback = stub.requests[1]["messages"][-1]["content"]
+    assert f"nest deeper than {MAX_ARGUMENT_DEPTH} levels" in feedback

@@ -24,7 +24,17 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableBinding
 from pydantic import BaseModel, ValidationError
 
-from nodes.models.wire import model_call_failure, not_an_object, reply_from_client_error, sendable
+from nodes.models.wire import (
+    MAX_ARGUMENT_DEPTH,
+    model_call_failure,
+    nesting_depth,
+    not_an_object,
+    reply_from_client_error,
+    sendable,
+    shown_calls,
+    token_count,
+    usable_reply,
+)
 from schemas.reflexion import TokenUsage
 
 R = TypeVar("R")
@@ -46,8 +56,9 @@ def usage_of(message: AIMessage) -> TokenUsage:
     """One model call and its tokens: LangChain's `usage_metadata`, else the provider's own
     `token_usage` (messages built by hand, as older clients and tests make them)."""
     meta = getattr(message, "usage_metadata", None) or {}
-    if not meta:
+    if not isinstance(meta, dict) or not meta:
         raw = (getattr(message, "response_metadata", None) or {}).get("token_usage") or {}
+        raw = raw if isinstance(raw, dict) else {}
         meta = {
             "input_tokens": raw.get("prompt_tokens"),
             "output_tokens": raw.get("completion_tokens"),
@@ -55,9 +66,9 @@ def usage_of(message: AIMessage) -> TokenUsage:
         }
     return TokenUsage(
         llm_calls=1,
-        input_tokens=int(meta.get("input_tokens", 0) or 0),
-        output_tokens=int(meta.get("output_tokens", 0) or 0),
-        total_tokens=int(meta.get("total_tokens", 0) or 0),
+        input_tokens=token_count(meta.get("input_tokens")),
+        output_tokens=token_count(meta.get("output_tokens")),
+        total_tokens=token_count(meta.get("total_tokens")),
     )
 
 
@@ -86,6 +97,8 @@ def parse_reply(message: AIMessage, schema: type[BaseModel]) -> tuple[BaseModel 
     calls = [c for c in message.tool_calls if c.get("name") == name] or list(message.tool_calls)
     if calls:
         args = calls[0].get("args")
+        if nesting_depth(args, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
+            return None, None, f"the arguments of `{name}` nest deeper than {MAX_ARGUMENT_DEPTH} levels"
         try:
             return schema.model_validate(args), calls[0].get("id"), None
         except ValidationError as e:
@@ -99,6 +112,8 @@ def parse_reply(message: AIMessage, schema: type[BaseModel]) -> tuple[BaseModel 
         return None, None, f"the reply has no `{name}` tool call and no JSON object"
     if isinstance(data.get("args"), dict) and data.get("name") == name:
         data = data["args"]
+    if nesting_depth(data, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
+        return None, None, f"the JSON in the reply nests deeper than {MAX_ARGUMENT_DEPTH} levels"
     try:
         return schema.model_validate(data), None, None
     except ValidationError as e:
@@ -186,7 +201,7 @@ class Responder:
         invalid = [{"name": c.get("name"), "args": c.get("args")} for c in reply.invalid_tool_calls]
         calls = reply.tool_calls or invalid
         text = reply.content if isinstance(reply.content, str) else ""
-        shown = text or json.dumps(calls, default=str)
+        shown = text or shown_calls(calls)
         return HumanMessage(
             content=(
                 f"Your previous reply could not be used: {error}.\nIt was: {shown[:1000]}\n"
@@ -215,7 +230,7 @@ class Responder:
             if isinstance(reply, Exception):  # the model call itself failed: report it, do not crash the run
                 state.error = model_call_failure(reply, self.model)
                 return state
-            correction = self._step(reply, state)
+            correction = self._step(usable_reply(reply), state)
             if correction is None:
                 return state
             feedback = [correction]

@@ -27,7 +27,7 @@ from nodes.common.responder import (
     parse_reply,
     usage_of,
 )
-from nodes.models.wire import reply_from_client_error, sendable
+from nodes.models.wire import reply_from_client_error, sendable, usable_reply
 from schemas.reflexion import TokenUsage
 
 DEFAULT_ATTEMPTS = 3  # biochatter's
@@ -124,6 +124,7 @@ def reply_from_output(responder: Any, output: Any) -> ResponderReply:
     `AIMessage` parsed with the responder's schema (its validator's tools), usage included."""
     if isinstance(output, ResponderReply):
         return output
+    output = usable_reply(output)
     usage = getattr(responder, "usage", None)
     if not isinstance(output, AIMessage):
         wrong = f"the responder returned {type(output).__name__}, not an AIMessage"

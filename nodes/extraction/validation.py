@@ -16,7 +16,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from pydantic import BaseModel, ValidationError
 
-from nodes.models.wire import not_an_object
+from nodes.models.wire import MAX_ARGUMENT_DEPTH, nesting_depth, not_an_object
 from nodes.prompts.extraction import REFLECTION_PROMPT, TOOL_REFLECTION_PROMPT
 from schemas.extraction import RawExtraction
 from schemas.reflexion import ToolOutcome, ToolRun
@@ -30,6 +30,10 @@ def read_extraction_reply(reply: AIMessage) -> tuple[AIMessage, RawExtraction]:
     meta = {"id": reply.id, "usage_metadata": reply.usage_metadata, "response_metadata": reply.response_metadata}
     if reply.tool_calls:
         call = reply.tool_calls[0]
+        if nesting_depth(call.get("args"), MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
+            kept = AIMessage(content=text, tool_calls=[{**call, "args": {}}], **meta)
+            error = f"the tool call arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels"
+            return kept, RawExtraction(output="", call_id=call["id"], error=error)
         kept = AIMessage(content=text, tool_calls=[call], **meta)
         return kept, RawExtraction(
             output=json.dumps(call.get("args") or {}), data=call.get("args") or {}, call_id=call["id"]
@@ -53,6 +57,8 @@ def _json_error(text: str) -> str:
         json.loads(text)
     except json.JSONDecodeError as e:
         return str(e)
+    except RecursionError:
+        return f"it nests deeper than {MAX_ARGUMENT_DEPTH} levels"
     return "no JSON object"
 
 
@@ -73,6 +79,12 @@ def outer_json_object(text: str) -> tuple[dict[str, Any] | None, str | None]:
             value, _ = json.JSONDecoder().raw_decode(candidate[start:])
         except json.JSONDecodeError as e:
             errors.append(f"invalid JSON: {e}")
+            continue
+        except RecursionError:
+            errors.append("the JSON nests too deep to read")
+            continue
+        if isinstance(value, dict) and nesting_depth(value, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
+            errors.append(f"the JSON nests deeper than {MAX_ARGUMENT_DEPTH} levels")
             continue
         if isinstance(value, dict):
             return value, None

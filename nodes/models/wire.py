@@ -19,37 +19,82 @@ import json
 import os
 import re
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages.ai import UsageMetadata
 from langchain_core.messages.tool import invalid_tool_call
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
 _MESSAGE_FIELDS = ("content", "name", "tool_calls", "invalid_tool_calls", "additional_kwargs")
+# Deeper than any schema a model fills: arguments nested past it are refused, not walked.
+MAX_ARGUMENT_DEPTH = 64
 _JSON_TYPES = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array"}
 
 
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in `value` (keys too), walked without recursion: a reply may nest its
+    arguments thousands of levels deep, past Python's recursion limit."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+
+
 def _dirty(value: Any) -> bool:
-    if isinstance(value, str):
-        return LONE_SURROGATE.search(value) is not None
-    if isinstance(value, dict):
-        return any(_dirty(k) or _dirty(v) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return any(_dirty(v) for v in value)
-    return False
+    return any(LONE_SURROGATE.search(text) for text in _strings(value))
+
+
+def _clean_leaf(value: Any) -> Any:
+    return LONE_SURROGATE.sub(REPLACEMENT, value) if isinstance(value, str) else value
 
 
 def _clean(value: Any) -> Any:
-    if isinstance(value, str):
-        return LONE_SURROGATE.sub(REPLACEMENT, value)
-    if isinstance(value, dict):
-        return {_clean(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
+    """A copy of `value` with every lone surrogate replaced, built without recursion."""
+    if not isinstance(value, (dict, list, tuple)):
+        return _clean_leaf(value)
+    root: Any = {} if isinstance(value, dict) else []
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        source, copy = stack.pop()
+        pairs = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in pairs:
+            child: Any = item
+            if isinstance(item, (dict, list, tuple)):
+                child = {} if isinstance(item, dict) else []
+                stack.append((item, child))
+            else:
+                child = _clean_leaf(item)
+            if isinstance(copy, dict):
+                copy[_clean_leaf(key)] = child
+            else:
+                copy.append(child)
+    return root
+
+
+def nesting_depth(value: Any, limit: int) -> int:
+    """How deeply `value` nests objects and arrays, counted up to `limit` (then `limit` + 1)."""
+    stack = [(value, 0)]
+    deepest = 0
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list, tuple)):
+            depth += 1
+            if depth > limit:
+                return limit + 1
+            deepest = max(deepest, depth)
+            stack.extend((child, depth) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def without_surrogates(text: str) -> str:
@@ -70,7 +115,7 @@ def _encodes(message: BaseMessage) -> bool:
     fields = [getattr(message, f, None) for f in _MESSAGE_FIELDS]
     try:
         json.dumps(fields, ensure_ascii=False, default=str).encode("utf-8")
-    except UnicodeEncodeError:
+    except (UnicodeEncodeError, RecursionError):  # a field nested too deep is checked the slow way
         return False
     _clean_messages[id(message)] = message
     return True
@@ -93,15 +138,60 @@ def sendable(messages: list[BaseMessage]) -> list[BaseMessage]:
 
 def not_an_object(raw: Any) -> str | None:
     """Why tool-call arguments `raw` (their JSON text) are unusable when they are JSON but not an
-    object, said so the model can fix them; None for an object, or for text that is not JSON."""
+    object, or nested too deep to read, said so the model can fix them; None for an object, or
+    for text that is not JSON."""
     try:
         value = json.loads(raw) if isinstance(raw, str) else None
     except ValueError:
         return None
+    except RecursionError:  # JSON nested past what the parser follows (about a thousand levels)
+        return f"the tool call arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels"
     if not isinstance(raw, str) or isinstance(value, dict):
         return None
     kind = _JSON_TYPES.get(type(value), "a value")
     return f"the tool call arguments are {raw.strip()[:200]} ({kind}), not a JSON object of named arguments"
+
+
+def shown_calls(calls: list[Any]) -> str:
+    """Tool calls as JSON text for a corrective message, even when nested too deep to encode."""
+    try:
+        return json.dumps(calls, default=str)
+    except (RecursionError, ValueError):
+        return "(tool calls nested too deep to show)"
+
+
+# More tokens than any model call spends: a count above it is the provider's mistake, not usage.
+MAX_TOKEN_COUNT = 10**9
+_COUNTS = ("input_tokens", "output_tokens", "total_tokens")
+_USAGE = TypeAdapter(UsageMetadata)
+
+
+def token_count(value: Any) -> int:
+    """A token count as the provider reported it, made usable: a whole number in
+    [0, MAX_TOKEN_COUNT]. A reply whose usage says `"many"`, `-5`, `1e300` or `null` must not
+    end the run that received it, nor poison the totals, so such a count is taken as 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if value != value or value < 0 or value > MAX_TOKEN_COUNT:  # NaN, negative, absurd
+        return 0
+    return int(value)
+
+
+def usable_reply(reply: Any) -> Any:
+    """`reply` with token counts a message can be rebuilt from. Chat clients pass the provider's
+    usage on unchecked, so a reply saying `"prompt_tokens": "many"` arrives whole, and copying it
+    into the memory (which validates) would then fail; its counts are read with `token_count`."""
+    meta = getattr(reply, "usage_metadata", None)
+    if not isinstance(reply, AIMessage) or meta is None:
+        return reply
+    if isinstance(meta, dict) and all(token_count(meta.get(k)) == meta.get(k) for k in _COUNTS):
+        try:
+            _USAGE.validate_python(meta)  # the details too (cached, reasoning tokens), as AIMessage checks them
+            return reply
+        except ValidationError:
+            pass
+    counts = {k: token_count(meta.get(k)) for k in _COUNTS} if isinstance(meta, dict) else dict.fromkeys(_COUNTS, 0)
+    return reply.model_copy(update={"usage_metadata": counts})
 
 
 def _is_arguments_error(error: ErrorDetails) -> bool:
