@@ -4,12 +4,14 @@ is started with a small per-query memory cap before anything large is asked of i
 
 from __future__ import annotations
 
+import csv
 import time
 from pathlib import Path
 
 import pytest
 
 from nodes.graphdb import FalkorDBGraph
+from nodes.graphdb.cypher_text import refuse_unsendable
 from nodes.graphdb.embedded import EmbeddedFalkorDB
 from schemas.errors import CypherSyntaxError, QueryError
 from tests.helpers import TOM_HANKS_QUERY, draft, make_agent, revise
@@ -24,7 +26,12 @@ def nested(levels: int) -> str:
     [
         ("UNWIND range(1, 1000000000) AS x RETURN count(x)", "would build a list of 1,000,000,000 values"),
         ("RETURN size(range(0, 50000000, 2)) AS n", "25,000,001"),
-        (nested(25), "nests brackets 25 deep"),
+        (nested(25), "nests expressions 25 levels deep"),
+        # the parser recurses as deeply into prefix operators and CASE (24 NOTs: past 10 s, no timeout applies)
+        ("RETURN " + "NOT " * 24 + "true AS x", "nests expressions 24 levels deep"),
+        ("RETURN " + "-" * 24 + "1 AS x", "nests expressions 24 levels deep"),
+        ("RETURN " + "CASE WHEN true THEN " * 24 + "1" + " END" * 24 + " AS x", "nests expressions 24 levels deep"),
+        ("RETURN " + "(" * 12 + "NOT " * 12 + "true" + ")" * 12 + " AS x", "nests expressions 24 levels deep"),
         ("MATCH (n) WHERE n.name IN [" + ", ".join(f"'{i}'" for i in range(5000)) + "] RETURN n", "characters long"),
     ],
 )
@@ -246,3 +253,34 @@ def test_the_guard_scans_a_long_query_in_linear_time():
     started = time.process_time()
     guard_id_ranges(query)
     assert time.process_time() - started < 0.5
+
+
+def test_no_real_question_s_gold_query_is_refused_as_too_deep_or_too_long():
+    """The limits leave room for every query people wrote for the movies and shop graphs."""
+    demo = Path(__file__).resolve().parent.parent / "nodes" / "graphdb" / "demo"
+    refused = []
+    for dataset in (demo / "text2cypher_movies.csv", demo / "shop" / "text2cypher_shop.csv"):
+        with dataset.open(newline="", encoding="utf-8") as rows:
+            for row in csv.DictReader(rows):
+                try:
+                    refuse_unsendable(row["cypher"])
+                except CypherSyntaxError as e:
+                    if "levels deep" in str(e) or "characters long" in str(e):
+                        refused.append(row["cypher"])
+    assert refused == []
+
+
+def test_a_long_chain_of_clauses_runs_and_validates(movies_db):
+    """500 chained WITH: the client's own plan printer recursed once per clause and raised RecursionError."""
+    chain = "WITH 1 AS x " + " ".join("WITH x" for _ in range(500)) + " RETURN x"
+    movies_db.validate(chain)
+    assert movies_db.query(chain).rows == [[1]]
+
+
+@pytest.mark.parametrize("builder", ["[l]", "{a: l}"])
+def test_a_result_nested_past_the_client_s_recursion_limit_is_a_query_error_and_the_next_query_answers(
+    movies_db, builder
+):
+    with pytest.raises(QueryError, match="nests too deeply for the client to read"):
+        movies_db.query(f"RETURN reduce(l = [], x IN range(1, 3000) | {builder}) AS deep")
+    assert movies_db.query("RETURN 41 + 1 AS x").rows == [[42]]

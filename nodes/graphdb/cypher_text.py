@@ -13,6 +13,7 @@ import functools
 import re
 from collections.abc import Collection, Sequence
 
+from nodes.graphdb.nesting import expression_depth
 from schemas.errors import CypherSyntaxError
 
 _CLAUSE_END = re.compile(r"\b(ORDER\s+BY|SKIP|LIMIT|UNION)\b", re.IGNORECASE)
@@ -200,7 +201,7 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # valid in JSON ("\\ud800") and
 _PLAN_PREFIX = re.compile(r"^\s*(EXPLAIN|PROFILE)\b", re.IGNORECASE)
 _LITERAL_RANGE = re.compile(r"\brange\s*\(\s*(-?\d+)\s*,\s*(-?\d+)\s*(?:,\s*(-?\d+)\s*)?\)", re.IGNORECASE)
 MAX_QUERY_CHARS = 20_000  # model-written queries are a few hundred characters
-MAX_NESTING = 12  # brackets inside brackets: FalkorDB's compile time grows steeply with depth (25 levels: 2 minutes)
+MAX_NESTING = 12  # nested expressions (nodes.graphdb.nesting): compile time grows ~1.8-fold a level (25: 2 minutes)
 MAX_RANGE = 10_000_000  # range() builds its whole list at once; 10^9 elements is 16 GB, before any limit applies
 
 
@@ -229,9 +230,13 @@ def refuse_unsendable(cypher: str) -> None:
     code = "".join(ch if depths[i] >= 0 else " " for i, ch in enumerate(cypher))
     if _PLAN_PREFIX.match(code):
         raise CypherSyntaxError("send the query itself, without EXPLAIN or PROFILE", cypher)
-    depth = max(depths, default=0)
+    depth = expression_depth(code)
     if depth > MAX_NESTING:
-        raise CypherSyntaxError(f"the query nests brackets {depth} deep; the limit is {MAX_NESTING}", cypher)
+        raise CypherSyntaxError(
+            f"the query nests expressions {depth} levels deep (each bracket, CASE and prefix NOT, - or + "
+            f"is a level); the limit is {MAX_NESTING}: write it flatter, with WITH steps",
+            cypher,
+        )
     for match in _LITERAL_RANGE.finditer(code):
         start, end, step = int(match.group(1)), int(match.group(2)), int(match.group(3) or 1)
         size = (end - start) // step + 1 if step else MAX_RANGE + 1

@@ -78,7 +78,12 @@ def _strip(cypher: str) -> str:
 
 
 def _plan_operations(plan: Any) -> set[str]:
-    return {line.strip().split(" | ")[0].strip() for line in str(plan).splitlines() if line.strip()}
+    """The operation names of a GRAPH.EXPLAIN plan, read from its raw lines: the client's own
+    `str(plan)` walks the operation tree recursively, and a deep query (500 chained WITH) raised
+    RecursionError there."""
+    lines = getattr(plan, "plan", None)
+    lines = lines if isinstance(lines, list) else str(plan or "").splitlines()
+    return {str(line).strip().split(" | ")[0].strip() for line in lines if str(line).strip()}
 
 
 class FalkorDBGraph:
@@ -169,6 +174,11 @@ class FalkorDBGraph:
     # -- errors ---------------------------------------------------------------
 
     def _translate(self, error: Exception, cypher: str, *, compiling: bool = False) -> Exception:
+        if isinstance(error, RecursionError):  # the client reads plans and values recursively
+            return QueryError(
+                "the query, its plan or its result nests too deeply for the client to read; write it flatter",
+                cypher,
+            )
         if isinstance(error, redis.exceptions.TimeoutError) and cypher:
             return QueryTimeoutError(
                 f"no answer within the query's time limit; the server was still working, so the client gave up "
