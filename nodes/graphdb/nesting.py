@@ -16,7 +16,29 @@ import re
 _TOKEN = re.compile(r"[()\[\]{}]|[A-Za-z_$][\w$]*|\d[\w.]*|[-+]|\S")
 # Words after which a `-` or `+` starts an operand (is unary), as after an operator or a comma.
 _LEADING = frozenset(
-    "RETURN WITH WHERE AND OR XOR NOT WHEN THEN ELSE IN IS UNWIND SET BY SKIP LIMIT CONTAINS STARTS ENDS CASE".split()
+    [
+        "RETURN",
+        "WITH",
+        "WHERE",
+        "AND",
+        "OR",
+        "XOR",
+        "NOT",
+        "WHEN",
+        "THEN",
+        "ELSE",
+        "IN",
+        "IS",
+        "UNWIND",
+        "SET",
+        "BY",
+        "SKIP",
+        "LIMIT",
+        "CONTAINS",
+        "STARTS",
+        "ENDS",
+        "CASE",
+    ]
 )
 
 
