@@ -16,7 +16,7 @@ import re
 _TOKEN = re.compile(r"[()\[\]{}]|[A-Za-z_$][\w$]*|\d[\w.]*|[-+]|\S")
 # Words after which a `-` or `+` starts an operand (is unary), as after an operator or a comma.
 _LEADING = frozenset(
-    [
+    {
         "RETURN",
         "WITH",
         "WHERE",
@@ -38,7 +38,7 @@ _LEADING = frozenset(
         "STARTS",
         "ENDS",
         "CASE",
-    ]
+    }
 )
 
 
