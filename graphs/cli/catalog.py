@@ -134,9 +134,6 @@ def cmd_load(args: argparse.Namespace, out: Console) -> int:
         )
 
     summary = load_atomically(db, load)
-    server = getattr(db, "server", None)
-    if server is not None:
-        server.save()
     nodes, relationships = db.counts()
     out.print(
         f"Loaded {path} into {graph!r}: {summary}; the graph has {nodes} nodes, {relationships} relationships",
@@ -186,9 +183,6 @@ def _drop(args: argparse.Namespace, out: Console) -> int:
             return EXIT_NO_ANSWER
     db.clear()
     db.sibling(args.name + EXAMPLES_SUFFIX).clear()
-    server = getattr(db, "server", None)
-    if server is not None:
-        server.save()
     out.print(f"Dropped {args.name!r}.", highlight=False)
     return EXIT_ANSWERED
 
@@ -224,9 +218,6 @@ def cmd_examples(args: argparse.Namespace, out: Console) -> int:
             added += 1
         else:
             duplicates += 1
-    server = getattr(db, "server", None)
-    if server is not None:
-        server.save()
     out.print(
         f"{added} example(s) stored for {args.graph!r}, {duplicates} already there, {len(refused)} refused",
         highlight=False,

