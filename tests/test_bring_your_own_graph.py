@@ -181,7 +181,9 @@ class CsvHost(LoopbackServer):
         request.wfile.write(data)
 
 
-def test_a_script_fetches_its_csv_from_a_url_when_no_local_copy_exists(data_dir, falkordb_server, tmp_path, capsys):
+def test_a_script_fetches_its_csv_from_a_url_only_when_allowed_and_no_local_copy_exists(
+    data_dir, falkordb_server, tmp_path, capsys
+):
     name = unique("web")
     with CsvHost({"cities.csv": 'name,population\n"Paris, France",2100000\nOslo,\n'}) as host:
         script = tmp_path / "cities.cypher"
@@ -189,10 +191,12 @@ def test_a_script_fetches_its_csv_from_a_url_when_no_local_copy_exists(data_dir,
             f"LOAD CSV WITH HEADERS FROM '{host.address}/data/cities.csv' AS row\n"
             "CREATE (:City {name: row.name, population: toInteger(row.population)});\n"
         )
-        assert main(["--data-dir", data_dir, "load", str(script), "--graph", name]) == 0
+        assert main(["--data-dir", data_dir, "load", str(script), "--graph", unique("off")]) == 2
+        assert "pass --allow-http to fetch it" in capsys.readouterr().err and host.requested == []  # off by default
+        assert main(["--data-dir", data_dir, "load", str(script), "--graph", name, "--allow-http"]) == 0
         missing = tmp_path / "missing.cypher"
         missing.write_text(f"LOAD CSV FROM '{host.address}/data/none.csv' AS row CREATE (:X);\n")
-        assert main(["--data-dir", data_dir, "load", str(missing), "--graph", unique("none")]) == 2
+        assert main(["--data-dir", data_dir, "load", str(missing), "--graph", unique("none"), "--allow-http"]) == 2
     assert "cannot fetch" in capsys.readouterr().err and host.requested == ["cities.csv", "none.csv"]
     db = open_graph(falkordb_server, name)
     assert db.query("MATCH (c:City) RETURN c.name, c.population ORDER BY c.name").rows == [

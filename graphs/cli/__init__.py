@@ -153,7 +153,14 @@ def _add_graph_commands(commands: Any) -> None:
         "--graph", help="the graph to load into (default: named after the file; never the movies demo unless named)"
     )
     load.add_argument(
-        "--csv-dir", help="a folder holding the CSV files a script's LOAD CSV names (matched by file name)"
+        "--csv-dir",
+        help="a folder holding the CSV files a script's LOAD CSV names (matched by path, then file name); "
+        "with the script's own folder, the only place LOAD CSV reads files from",
+    )
+    load.add_argument(
+        "--allow-http",
+        action="store_true",
+        help="let a script's LOAD CSV fetch http(s) URLs not found in the folders (off by default)",
     )
     load.add_argument("--label", help="CSV: each row is a node with this label")
     load.add_argument("--key", help="CSV nodes: merge rows on this column (no duplicates on reload)")

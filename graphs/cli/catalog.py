@@ -86,6 +86,8 @@ def cmd_load(args: argparse.Namespace, out: Console) -> int:
             "a CSV file loads as nodes (--label L [--key column]) "
             "or relationships (--relationship T --start ... --end ...)"
         )
+    if csv_file and args.allow_http:
+        raise ConfigurationError("--allow-http is for a script's LOAD CSV; a .csv file is read from where it is")
     if not csv_file and (args.label or args.relationship):
         raise ConfigurationError("--label and --relationship are for .csv files; a Cypher script needs neither")
     if args.relationship and not (args.start and args.end):
@@ -125,7 +127,7 @@ def cmd_load(args: argparse.Namespace, out: Console) -> int:
         return loaded.summary(f":{args.label or args.relationship}") + f"; columns {kinds}"
 
     def _load_script(scratch: Any) -> str:
-        report = load_cypher_script(scratch, path, csv_dir=args.csv_dir)
+        report = load_cypher_script(scratch, path, csv_dir=args.csv_dir, allow_http=args.allow_http)
         for statement, why in report.skipped:
             out.print(f"  skipped: {statement[:80]} ({why})", highlight=False, markup=False)
         return (

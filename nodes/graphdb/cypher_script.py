@@ -9,13 +9,15 @@ statement that fails is named by its number and line.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nodes.graphdb.csv_sources import opened_csv
 from nodes.graphdb.cypher_text import statements_with_lines
-from nodes.graphdb.load_csv import csv_rows, parse_load_csv, read_csv_source
+from nodes.graphdb.load_csv import LoadCsvStatement, iter_csv_rows, parse_load_csv
 from schemas.errors import (
     ConfigurationError,
     DatabaseUnavailableError,
@@ -93,13 +95,28 @@ def _script_text(script: str | Path) -> tuple[str, Path | None]:
         raise ConfigurationError(f"{script} is not UTF-8 text ({e}); convert it, e.g. with iconv -t UTF-8") from e
 
 
-def _run_statement(db: Any, statement: str, report: LoadReport, csv_dir: Path | None, script_dir: Path | None) -> None:
+@dataclass(frozen=True)
+class CsvAccess:
+    """Where a script's LOAD CSV may read (`nodes.graphdb.csv_sources`)."""
+
+    csv_dir: Path | None
+    script_dir: Path | None
+    allow_http: bool
+
+
+def _run_load_csv(db: Any, load: LoadCsvStatement, report: LoadReport, access: CsvAccess) -> None:
+    """Stream the file's rows into the statement, a batch at a time: memory holds one batch."""
+    with opened_csv(load.url, access.csv_dir, access.script_dir, allow_http=access.allow_http) as handle:
+        rows = iter_csv_rows(handle, load.headers, load.terminator)
+        while batch := list(itertools.islice(rows, load.batch)):
+            db.write(load.cypher(), {"rows": batch})
+            report.csv_rows += len(batch)
+
+
+def _run_statement(db: Any, statement: str, report: LoadReport, access: CsvAccess) -> None:
     load = parse_load_csv(statement)
     if load is not None:
-        rows = csv_rows(read_csv_source(load.url, csv_dir, script_dir), load.headers, load.terminator)
-        for at in range(0, len(rows), load.batch):
-            db.write(load.cypher(), {"rows": rows[at : at + load.batch]})
-        report.csv_rows += len(rows)
+        _run_load_csv(db, load, report, access)
     elif _SCHEMA_STATEMENT.match(statement) and db.dialect == "falkordb":
         translated, why = translate_schema_statement(statement)
         if translated is None:
@@ -116,18 +133,21 @@ def _run_statement(db: Any, statement: str, report: LoadReport, csv_dir: Path | 
     report.executed += 1
 
 
-def load_cypher_script(db: Any, script: str | Path, *, csv_dir: str | Path | None = None) -> LoadReport:
+def load_cypher_script(
+    db: Any, script: str | Path, *, csv_dir: str | Path | None = None, allow_http: bool = False
+) -> LoadReport:
     """Run every statement of `script` (text or a file path) through `db.write`. `LOAD CSV` files
-    are looked for in `csv_dir`, then beside the script. A failing statement raises `ScriptError`
+    are read from `csv_dir`, then beside the script, and nowhere else; an http(s) URL found in
+    neither is fetched only with `allow_http`. A failing statement raises `ScriptError`
     naming its number and line (an unreachable database stays `DatabaseUnavailableError`); what
     ran before it stays written: load into a scratch graph for all or nothing (`reflexion load`
     does)."""
     text, script_dir = _script_text(script)
-    folder = Path(csv_dir) if csv_dir is not None else None
+    access = CsvAccess(Path(csv_dir) if csv_dir is not None else None, script_dir, allow_http)
     report = LoadReport()
     for number, (line, statement) in enumerate(statements_with_lines(text), start=1):
         try:
-            _run_statement(db, statement, report, folder, script_dir)
+            _run_statement(db, statement, report, access)
         except DatabaseUnavailableError:
             raise
         except (GraphDatabaseError, ConfigurationError) as e:

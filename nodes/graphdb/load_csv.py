@@ -2,9 +2,10 @@
 
 Neo4j's example datasets import with `LOAD CSV WITH HEADERS FROM 'https://...' AS row ...`.
 FalkorDB reads CSV only from an import folder the embedded server does not have, and a
-database should not fetch URLs a script names anyway. So the loader reads each file itself
-(from a folder of downloaded files, a local path, or the URL) with Neo4j's CSV rules, and runs
-the rest of the statement over the rows in batches: `UNWIND $rows AS row <rest>`.
+database should not fetch URLs a script names anyway. So the loader reads each file itself,
+from its import folders only (`nodes.graphdb.csv_sources`: `--csv-dir` and the script's folder,
+or the URL when the caller allows fetching), with Neo4j's CSV rules, as a stream, and runs the
+rest of the statement over the rows in batches: `UNWIND $rows AS row <rest>`.
 
 Neo4j's rules, as the loader applies them: every value is a string unless the script converts
 it (`toInteger(row.x)`); fields may be quoted (`"a, b"`, with `""` for a quote); an empty field
@@ -19,18 +20,17 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
+from nodes.graphdb.csv_sources import opened_csv
 from nodes.graphdb.cypher_text import code_only
 from schemas.errors import ConfigurationError
 
 DEFAULT_BATCH = 1000
-FETCH_TIMEOUT_S = 30.0
 
 _STRING = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\""
 _LOAD_CSV_WORDS = re.compile(r"\bLOAD\s+CSV\b", re.IGNORECASE)
@@ -144,65 +144,43 @@ def long_fields() -> Iterator[None]:
         csv.field_size_limit(before)
 
 
-def csv_rows(text: str, headers: bool, terminator: str = ",") -> list[Any]:
-    """The rows Neo4j's LOAD CSV reads from `text`: maps of strings (null for empty or missing
-    fields, extra fields dropped) with headers, lists of strings without."""
-    reader = csv.reader(
-        io.StringIO(text.lstrip("\ufeff")), delimiter=terminator, quotechar='"', doublequote=True, strict=True
-    )
+def iter_csv_rows(handle: Iterable[str], headers: bool, terminator: str = ",") -> Iterator[Any]:
+    """The rows Neo4j's LOAD CSV reads, one at a time as `handle` is read: maps of strings (null for
+    empty or missing fields, extra fields dropped) with headers, lists of strings without."""
+    reader = csv.reader(handle, delimiter=terminator, quotechar='"', doublequote=True, strict=True)
+    names: list[str] | None = None
     try:
         with long_fields():
-            records = [[value if value != "" else None for value in record] for record in reader if record]
+            for record in reader:
+                if not record:
+                    continue
+                if names is None and record:
+                    record[0] = record[0].lstrip("\ufeff")
+                values = [value if value != "" else None for value in record]
+                if not headers:
+                    names = []
+                    yield values
+                elif names is None:
+                    names = [name or f"_{i}" for i, name in enumerate(record)]
+                else:
+                    yield {name: values[i] if i < len(values) else None for i, name in enumerate(names)}
     except csv.Error as e:  # an unterminated quote, say: refuse rather than swallow the rows after it
         raise ConfigurationError(f"the CSV file is malformed near line {reader.line_num}: {e}") from e
-    if not headers:
-        return records
-    if not records:
-        return []
-    names, rows = [name or f"_{i}" for i, name in enumerate(records[0])], []
-    for record in records[1:]:
-        rows.append({name: record[i] if i < len(record) else None for i, name in enumerate(names)})
-    return rows
+    except UnicodeDecodeError as e:
+        raise ConfigurationError(f"the CSV file is not UTF-8 text near line {reader.line_num + 1}: {e}") from e
 
 
-def read_csv_source(url: str, csv_dir: Path | None = None, script_dir: Path | None = None) -> str:
-    """The text of the CSV file a script names: the URL's path under `csv_dir` (files downloaded
-    once, loaded offline), or its file name there, then the same beside the script; else a local
-    path as written (`file:///...` or a plain path); else the http(s) URL fetched."""
+def csv_rows(text: str, headers: bool, terminator: str = ",") -> list[Any]:
+    """All the rows of CSV `text` (see `iter_csv_rows`)."""
+    return list(iter_csv_rows(io.StringIO(text), headers, terminator))
+
+
+def read_csv_source(
+    url: str, csv_dir: Path | None = None, script_dir: Path | None = None, *, allow_http: bool = False
+) -> str:
+    """The whole text of the CSV file a script names, confined as `nodes.graphdb.csv_sources` says."""
     try:
-        parts = urlsplit(url)
-    except ValueError as e:
-        raise ConfigurationError(f"the CSV URL {url!r} is malformed: {e}") from e
-    path = unquote(parts.path)
-    for folder in (csv_dir, script_dir):
-        for candidate in (folder / path.lstrip("/"), folder / Path(path).name) if folder is not None and path else ():
-            if candidate.is_file():
-                return _read_file(candidate)
-    if parts.scheme in ("", "file"):
-        local = Path(path if parts.scheme == "file" else url)
-        if local.is_file():
-            return _read_file(local)
-        where = f" or in {csv_dir}" if csv_dir else " (pass --csv-dir with the folder that holds it)"
-        raise ConfigurationError(f"the CSV file {url!r} was not found as {local}{where}")
-    if parts.scheme in ("http", "https"):
-        return _fetch(url, Path(path).name, csv_dir)
-    raise ConfigurationError(f"cannot read the CSV URL {url!r}: use file:///, http(s):// or a path")
-
-
-def _read_file(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigurationError(f"cannot read the CSV file {path} as UTF-8 text: {e}") from e
-
-
-def _fetch(url: str, name: str, csv_dir: Path | None) -> str:
-    import httpx
-
-    try:
-        response = httpx.get(url, timeout=FETCH_TIMEOUT_S, follow_redirects=True)
-        response.raise_for_status()
-        return response.content.decode("utf-8-sig")
-    except (httpx.HTTPError, httpx.InvalidURL, UnicodeDecodeError) as e:
-        hint = f"no {name} in {csv_dir}" if csv_dir else f"download {name} and pass --csv-dir with its folder"
-        raise ConfigurationError(f"cannot fetch {url} ({type(e).__name__}: {e}); {hint}") from e
+        with opened_csv(url, csv_dir, script_dir, allow_http=allow_http) as handle:
+            return handle.read()
+    except UnicodeDecodeError as e:
+        raise ConfigurationError(f"cannot read the CSV file {url!r} as UTF-8 text: {e}") from e
