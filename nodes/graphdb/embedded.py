@@ -16,9 +16,11 @@ Ctrl-C at a terminal reaches the users, not the server under them.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import fcntl
 import json
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -49,6 +51,8 @@ THREADS_ENV = "REFLEXION_DB_THREADS"
 # waited behind them. Idle threads cost nothing; queries together use at most threads x the memory cap.
 DEFAULT_THREADS = 8
 MAX_QUEUED_QUERIES = 1000  # past this the server refuses at once instead of queueing without bound
+SERVER_MEMORY_ENV = "REFLEXION_DB_MEMORY_MB"
+MAX_DEFAULT_SERVER_MEMORY_MB = 8192
 
 
 def _whole_number_env(name: str, default: int, *, low: int, high: int) -> int:
@@ -69,6 +73,30 @@ def query_threads() -> int:
 def query_memory_bytes() -> int:
     """The memory one query may use on the embedded server (`$REFLEXION_QUERY_MEMORY_MB`, default 512 MB)."""
     return _whole_number_env(QUERY_MEMORY_ENV, DEFAULT_QUERY_MEMORY_MB, low=16, high=1_048_576) * 1024 * 1024
+
+
+def _machine_memory_mb() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
+    except (ValueError, OSError):
+        return 2 * MAX_DEFAULT_SERVER_MEMORY_MB
+
+
+def server_memory_bytes() -> int:
+    """The most memory (address space) the embedded server process may take
+    (`$REFLEXION_DB_MEMORY_MB`, default half the machine's memory, at most 8 GB, at least 1 GB)."""
+    default = max(1024, min(MAX_DEFAULT_SERVER_MEMORY_MB, _machine_memory_mb() // 2))
+    return _whole_number_env(SERVER_MEMORY_ENV, default, low=256, high=1_048_576) * 1024 * 1024
+
+
+def _limit_memory(pid: int, limit: int) -> None:
+    """Give the server process a hard limit on its address space, set from outside as it starts (no
+    code runs in the forked child, which is not safe with threads). Past the limit an allocation
+    fails inside the server, which stops with "Out Of Memory" in its log and is started again on the
+    next query with every acknowledged write (the journal), instead of growing until the kernel's
+    OOM killer picks a victim on the whole machine."""
+    with contextlib.suppress(ProcessLookupError):  # it died at once: the start reports why
+        resource.prlimit(pid, resource.RLIMIT_AS, (limit, limit))
 
 
 def default_data_dir() -> Path:
@@ -227,10 +255,16 @@ class EmbeddedFalkorDB:
         journaled = (directory / AOF_DIR / AOF_MANIFEST).exists() or not (directory / RDB_FILE).exists()
         port = _free_port()
         args = server_command(directory, port, journaled=journaled)
+        memory_limit = server_memory_bytes()
         # A session of its own: a terminal's Ctrl-C goes to the users; the last of them stops the server.
         process = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
+        _limit_memory(process.pid, memory_limit)
         deadline = time.monotonic() + wait_s
         while not answers_ping(port):
             if process.poll() is not None:

@@ -29,6 +29,7 @@ from nodes.graphdb.cypher_text import (
 )
 from nodes.graphdb.deadline import deadline_after
 from nodes.graphdb.falkordb_link import shared_link
+from nodes.graphdb.growth_guards import guard_runtime_ranges, refuse_self_growing_reduce, runtime_range_error
 from nodes.graphdb.id_ranges import guard_id_ranges
 from nodes.graphdb.index_expressions import guard_index_expressions
 from nodes.graphdb.introspect import sample_schema
@@ -144,14 +145,22 @@ class FalkorDBGraph:
             self._graph_at = (self._link.generation, graph)
         return graph
 
-    def _reconnecting(self, operation: Callable[[], T]) -> T:
-        """Run `operation`; if the embedded server has died, start it again and retry once."""
+    def _reconnecting(self, operation: Callable[[], T], cypher: str = "") -> T:
+        """Run `operation`; if the embedded server has died, start it again and retry once, unless it
+        died out of memory while `cypher` ran: that query is not sent to the new server."""
         generation = self._link.generation
         try:
             return operation()
         except DatabaseUnavailableError:
             if not self._link.reconnect_embedded(generation):
                 raise
+        quarantine = self._link.quarantine
+        if cypher and quarantine is not None and quarantine.died_out_of_memory:
+            raise QueryError(
+                "the database ran out of memory while this query ran and was restarted (nothing written is "
+                "lost); the query was not sent again: fetch less, filter or aggregate earlier",
+                cypher,
+            )
         return operation()
 
     @classmethod
@@ -212,6 +221,9 @@ class FalkorDBGraph:
             )
         if not isinstance(error, redis.exceptions.RedisError):
             return error  # a programming error: let it surface as itself
+        limited = runtime_range_error(str(error), cypher)
+        if limited is not None:
+            return limited
         if message.startswith(_TIMED_OUT):
             return QueryTimeoutError(message, cypher)
         if message.startswith(_READ_ONLY_REFUSAL):
@@ -267,12 +279,13 @@ class FalkorDBGraph:
         if cypher:
             refuse_unsendable(cypher)
             refuse_crashing_forms(cypher)
+            refuse_self_growing_reduce(cypher)
 
         def compile_only() -> Any:
             with deadline_after(DEFAULT_QUERY_TIMEOUT_S):  # compiling alone can take minutes (deep nesting)
                 return self._plan(cypher, params, allow_writes=allow_writes)
 
-        plan = self._reconnecting(compile_only)
+        plan = self._reconnecting(compile_only, cypher)
         if not allow_writes:
             self._refuse_planned_writes(plan, cypher)
 
@@ -387,16 +400,19 @@ class FalkorDBGraph:
         if cypher:
             refuse_unsendable(cypher)  # before anything, the wrapper's EXPLAIN included, reaches the server
             refuse_crashing_forms(cypher)
+            refuse_self_growing_reduce(cypher)
         if not allow_writes and cypher:
             self._refuse_lexical_writes(cypher)
         started = time.perf_counter()
-        sent = guard_index_expressions(guard_id_ranges(cypher))  # seeks that never return; misused indexes
+        sent = guard_runtime_ranges(
+            guard_index_expressions(guard_id_ranges(cypher))
+        )  # seeks that never return; misused indexes
 
         def attempt() -> Any:
             with deadline_after(timeout):  # one deadline for the EXPLAINs and the query together
                 return self._run(sent, params, timeout=timeout, row_cap=row_cap, allow_writes=allow_writes)
 
-        raw = self._reconnecting(attempt)
+        raw = self._reconnecting(attempt, cypher)
         if raw is None:
             return QueryResult(query=cypher)
         elapsed = (time.perf_counter() - started) * 1000
@@ -418,16 +434,17 @@ class FalkorDBGraph:
 
     def write(self, cypher: str, params: dict[str, Any] | None = None) -> None:
         refuse_crashing_forms(cypher)
+        refuse_self_growing_reduce(cypher)
 
         def attempt() -> None:
             try:
-                sent = guard_index_expressions(guard_id_ranges(_strip(cypher)))
+                sent = guard_runtime_ranges(guard_index_expressions(guard_id_ranges(_strip(cypher))))
                 self._refuse_quarantined(sent, params, cypher)
                 self._graph.query(sent, params)
             except Exception as e:
                 raise self._translate(e, cypher) from e
 
-        self._reconnecting(attempt)
+        self._reconnecting(attempt, cypher)
 
     def _catalogue(self, procedure: str) -> list[str]:
         return sorted(row[0] for row in self.query(f"CALL {procedure}()", row_cap=None).rows)

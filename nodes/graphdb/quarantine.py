@@ -31,6 +31,10 @@ _COMMAND = re.compile(r"^graph_command:GRAPH\.[A-Za-z_]+ (.*?)\n(?:\n|-{6} )", r
 _ROW_CAP_WRAPPER = re.compile(r"CALL \{\n(.*)\n\} RETURN [^\n]* LIMIT \d+$", re.DOTALL)
 
 
+_OUT_OF_MEMORY = "Out Of Memory allocating"  # Redis's last words when an allocation fails
+_READY = "Ready to accept connections"
+
+
 def canonical(text: str) -> str:
     """A sent command's text with the row-cap wrapper taken off (the parameter header stays)."""
     return _ROW_CAP_WRAPPER.sub(r"\1", text)
@@ -50,6 +54,7 @@ class Quarantine:
         self._lock = threading.Lock()
         self._seen: tuple[float, int] | None = None
         self._texts: frozenset[str] = frozenset()
+        self.died_out_of_memory = False  # the server before the current one, as its log told at the restart
 
     def texts(self) -> frozenset[str]:
         """The quarantined command texts (as sent: parameter header and query)."""
@@ -73,11 +78,13 @@ class Quarantine:
         return bool(texts) and any(canonical(text) in texts for text in sent)
 
     def harvest(self) -> list[str]:
-        """Add the commands the server log's crash reports name; the ones new to the quarantine."""
+        """Add the commands the server log's crash reports name; the ones new to the quarantine.
+        Also notes whether the last server died out of memory (`died_out_of_memory`)."""
         try:
             log_text = self.log.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return []
+        self.died_out_of_memory = log_text.rfind(_OUT_OF_MEMORY) > log_text.rfind(_READY)
         known = self.texts()
         new = [text for text in dict.fromkeys(crashed_commands(log_text)) if canonical(text) not in known]
         if new:
