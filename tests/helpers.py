@@ -6,7 +6,11 @@ from __future__ import annotations
 import hashlib
 import json
 import socket
+import time
+from collections.abc import Callable
 from typing import Any
+
+import redis
 
 from graphs.kg_query_agent import KGQueryReflexionAgent
 from nodes.graphdb import FalkorDBGraph
@@ -90,6 +94,61 @@ def kg_model(request: dict[str, Any]) -> dict[str, Any]:
         "tool": "ReviseQuery",
         "args": {"answer": TOM_HANKS_QUERY, "reflection": "good", "revised_query": TOM_HANKS_QUERY, "score": "9/10"},
     }
+
+
+# -- time: tests wait for events, not the clock ----------------------------------------------------
+# A bound on how long something takes holds on a busy machine too: it is the promised time plus a
+# multiple of a trivial call of the same kind timed just before (what the machine can do right now),
+# plus a fixed slack. A wait for something to happen polls for it, with a long deadline only against
+# a hang.
+
+HANG_GUARD_S = 60.0  # how long a test waits for something that happens in well under a second idle
+SLACK_S = 1.0  # the scheduler's share of a bound: a busy machine runs a woken thread this much late
+
+
+def seconds(call: Callable[[], object]) -> float:
+    """How long `call()` takes, by the monotonic clock."""
+    started = time.monotonic()
+    call()
+    return time.monotonic() - started
+
+
+def latest(promised: float, overhead: float) -> float:
+    """The latest a call promised to return within `promised` seconds may return on this machine as it
+    is now: the promise, three times `overhead` (a trivial call of the same kind, timed just before),
+    and `SLACK_S`. A call that waits out a longer timeout than promised, or never returns, is past it."""
+    return promised + 3 * overhead + SLACK_S
+
+
+def wait_until(condition: Callable[[], bool], what: str, guard_s: float = HANG_GUARD_S) -> float:
+    """Poll `condition` until it holds; fail naming `what` if it still does not after `guard_s` seconds.
+    Returns the seconds it took."""
+    started = time.monotonic()
+    while not condition():
+        assert time.monotonic() - started < guard_s, f"{what}: not after {guard_s:.0f} s"
+        time.sleep(0.02)
+    return time.monotonic() - started
+
+
+class ServerCommands:
+    """The GRAPH.* commands a FalkorDB server received since this was made, by name (`commands()`):
+    what a query sent, read from the server's own counters."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+        self.before = self.counts()
+
+    def counts(self) -> dict[str, int]:
+        prefix, stats = "cmdstat_graph.", self.client.info("commandstats")
+        return {k.removeprefix(prefix): v["calls"] for k, v in stats.items() if k.startswith(prefix)}
+
+    def __call__(self) -> dict[str, int]:
+        return {k: n - self.before.get(k, 0) for k, n in self.counts().items() if n - self.before.get(k, 0)}
+
+    def idle(self) -> bool:
+        """No query still running (a graph query holds its client blocked until it ends; only then is
+        it counted)."""
+        return self.client.info("clients")["blocked_clients"] == 0
 
 
 def closed_port() -> int:

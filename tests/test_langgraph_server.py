@@ -99,7 +99,7 @@ def server(falkordb_server, movies_db, tmp_path_factory) -> Iterator[tuple[str, 
             yield url, stub
         finally:
             os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=30)
+            process.wait(timeout=60)  # a guard against a hang, not a bound
             log.close()
 
 

@@ -5,26 +5,18 @@ timeout. The server's own command counters tell what was sent."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 import redis
 
 from schemas.errors import CypherSyntaxError, QueryError, QueryTimeoutError, WriteQueryRefusedError
-from tests.helpers import graph_fingerprint
+from tests.helpers import ServerCommands, graph_fingerprint, wait_until
 
 
 @pytest.fixture()
 def sent(movies_db):
     """The GRAPH.* commands the server received during the test, by name."""
     client = redis.Redis(host=movies_db.host, port=movies_db.port)
-
-    def counts() -> dict[str, int]:
-        prefix, stats = "cmdstat_graph.", client.info("commandstats")
-        return {k.removeprefix(prefix): v["calls"] for k, v in stats.items() if k.startswith(prefix)}
-
-    before = counts()
-    yield lambda: {k: n - before.get(k, 0) for k, n in counts().items() if n - before.get(k, 0)}
+    yield ServerCommands(client)
     client.close()
 
 
@@ -68,5 +60,5 @@ def test_a_query_that_does_not_compile_is_a_syntax_error(movies_db, sent):
 def test_a_timeout_is_reported_as_one_and_not_run_again(movies_db, sent):
     with pytest.raises(QueryTimeoutError):
         movies_db.query("UNWIND range(1, 3000000) AS x WITH x WHERE x % 7 = 0 RETURN count(x) AS n", timeout=0.001)
-    time.sleep(0.5)  # a command is counted when the server finishes it
+    wait_until(sent.idle, "the server is still running a query")  # a command is counted when it ends
     assert sent().get("RO_QUERY", 0) <= 1 and "EXPLAIN" not in sent()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+import threading
 import uuid
 
 import pytest
@@ -11,6 +11,7 @@ from graphs.text2cypher_flow import Text2CypherFlow
 from nodes.models import tool_reply
 from nodes.text2cypher.fewshots import FewShotStore
 from tests.flow_script import asked, flow_model
+from tests.helpers import HANG_GUARD_S
 
 OK = {"answerable": True, "reason": "people and movies"}
 HANKS_2000S = (
@@ -30,19 +31,24 @@ def store(movies_db):
     examples.db.clear()
 
 
-def by_subquestion(answers: dict[str, str], started: list[float]):
-    """A CypherQuery reply chosen by the sub-question asked (branches run in any order)."""
+def by_subquestion(answers: dict[str, str], meeting: threading.Barrier, met: list[bool]):
+    """A CypherQuery reply chosen by the sub-question asked (branches run in any order). It returns
+    only once every branch is generating (`meeting`): branches run one after another never meet, and
+    the first waits `HANG_GUARD_S` in vain. `met` records, per call, whether they met."""
 
     def reply(messages):
-        started.append(time.monotonic())
-        time.sleep(0.3)  # long enough that parallel branches overlap
+        try:
+            meeting.wait()
+            met.append(True)
+        except threading.BrokenBarrierError:
+            met.append(False)
         return tool_reply("CypherQuery", {"cypher": answers[str(messages[-1].content)]})
 
     return reply
 
 
 def test_independent_subquestions_run_in_parallel_and_the_answer_uses_all_of_them(movies_db, store):
-    started: list[float] = []
+    meeting, met = threading.Barrier(2, timeout=HANG_GUARD_S), []
     subs = {
         "List Tom Hanks's movies of the 2000s.": HANKS_2000S,
         "List Tom Cruise's movies of the 2000s.": CRUISE_2000S,
@@ -50,7 +56,7 @@ def test_independent_subquestions_run_in_parallel_and_the_answer_uses_all_of_the
     model = flow_model(
         GuardrailDecision=[OK],
         SubQuestions=[{"questions": list(subs)}],
-        CypherQuery=[by_subquestion(subs, started), by_subquestion(subs, started)],
+        CypherQuery=[by_subquestion(subs, meeting, met), by_subquestion(subs, meeting, met)],
         InformationCheck=[{"enough": True}],
         Summary=[{"answer": "Tom Hanks made more movies in the 2000s."}],
     )
@@ -59,7 +65,7 @@ def test_independent_subquestions_run_in_parallel_and_the_answer_uses_all_of_the
     result = flow.ask("Who made more movies in the 2000s, Tom Hanks or Tom Cruise?", on_event=events.append)
     assert result.stop_reason == "answered" and result.answer == "Tom Hanks made more movies in the 2000s."
     assert sorted(s.question for s in result.subanswers) == sorted(subs)
-    assert abs(started[0] - started[1]) < 0.25  # both branches were generating at the same time
+    assert met == [True, True]  # both branches were generating at the same time
     gathered = asked(model, "Summary")
     summary_prompt = next(c[0].content for c in model.calls if "Call the `Summary` tool" in c[0].content)
     assert "The Da Vinci Code" in summary_prompt and "List Tom Cruise's movies of the 2000s." in summary_prompt
@@ -119,10 +125,11 @@ def test_the_budget_limits_how_many_subquestions_are_fetched(movies_db, store):
 
 def test_parallel_branches_share_the_database_safely(movies_db, store):
     subs = {f"Q{i}?": "MATCH (m:Movie) RETURN count(m) AS movies" for i in range(4)}
+    pairs, met = threading.Barrier(2, timeout=HANG_GUARD_S), []  # branches go on two at a time, together
     model = flow_model(
         GuardrailDecision=[OK],
         SubQuestions=[{"questions": list(subs)}],
-        CypherQuery=[by_subquestion(subs, []) for _ in subs],
+        CypherQuery=[by_subquestion(subs, pairs, met) for _ in subs],
         InformationCheck=[{"enough": True}],
         Summary=[{"answer": "38"}],
     )
@@ -130,6 +137,7 @@ def test_parallel_branches_share_the_database_safely(movies_db, store):
         "planner", conversation_factory=lambda: model, database=movies_db, fewshots=store, max_llm_calls=20
     ).ask("Count.")
     assert [s.attempt.rows for s in result.subanswers] == [[[38]]] * 4
+    assert met == [True] * 4  # the branches did query at the same time
 
 
 async def test_a_second_question_on_a_thread_starts_clean_and_async_runs_work(movies_db, store):
