@@ -147,3 +147,27 @@ def test_a_load_killed_mid_way_leaves_the_graph_and_its_scratch_copy_is_cleared_
     assert load(falkordb_server, name, str(nodes), "--label", "N", "--key", "id") == 0
     assert f"{name}__loading_deadbeef" not in db.graphs()
     assert not [g for g in db.graphs() if g.startswith(f"{name}__loading_")]
+
+
+@pytest.mark.parametrize(
+    ("last_row", "options", "said"),
+    [
+        ("X,cheap", {"types": {"price": "float"}}, "row 1202: 'cheap' is not a float"),
+        (",9", {}, "row 1202 has no 'sku'"),
+    ],
+    ids=["bad value", "no key"],
+)
+def test_a_refused_row_far_down_a_file_refuses_the_load_before_anything_is_written(
+    graph, tmp_path, last_row, options, said
+):
+    """Rows are read a batch at a time; a refusal on the last row still writes no row before it."""
+    from nodes.graphdb.csv_loader import load_nodes_csv
+    from schemas.errors import ConfigurationError
+
+    name, db = graph
+    items = tmp_path / "items.csv"
+    rows = "".join(f"S{i},{i}.5\n" for i in range(1200))
+    items.write_text(f"sku,price\n{rows}{last_row}\n", encoding="utf-8")
+    with pytest.raises(ConfigurationError, match=said):
+        load_nodes_csv(db, items, "Item", key="sku", **options)
+    assert name not in db.graphs()  # not one of the 1,200 good rows before it

@@ -24,17 +24,20 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import itertools
 import re
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from nodes.graphdb.load_csv import long_fields
 from nodes.graphdb.protocol import GraphDatabase
 from schemas.errors import ConfigurationError, GraphNotFoundError, QueryError
 
 BATCH = 500
+T = TypeVar("T")
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 INTEGER = re.compile(r"-?(0|[1-9][0-9]*)")  # no leading zeros: '007' and '02134' are codes, kept as text
 DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)\.[0-9]+([eE][-+]?[0-9]+)?")
@@ -93,16 +96,20 @@ def typed(value: str) -> Any:
     return value
 
 
-def _column_type(values: list[str]) -> str:
-    """The type every non-empty value of a column has (see the module docstring)."""
-    kinds = {type(typed(v)) for v in values if v != ""}
-    if kinds == {int}:
+def _kind_of(seen: set[type]) -> str:
+    """A column's type from the Python types of its non-empty values (see the module docstring)."""
+    if seen == {int}:
         return "integer"
-    if kinds and kinds <= {int, float}:
+    if seen and seen <= {int, float}:
         return "float"
-    if kinds == {bool}:
+    if seen == {bool}:
         return "boolean"
     return "string"
+
+
+def _column_type(values: list[str]) -> str:
+    """The type every non-empty value of a column has (see the module docstring)."""
+    return _kind_of({type(typed(v)) for v in values if v != ""})
 
 
 def _convert(value: str, kind: str) -> Any:
@@ -136,6 +143,123 @@ def parse_types(spec: str | None) -> dict[str, str]:
     return types
 
 
+def _records(path: str | Path) -> Iterator[tuple[int, list[str]]]:
+    """(line, cells) of each non-empty record of the file, the header first, read as a stream."""
+    reader: Any = None
+    try:
+        with Path(path).open(newline="", encoding="utf-8-sig") as handle, long_fields():
+            reader = csv.reader(handle, strict=True)
+            for cells in reader:
+                if cells:
+                    yield reader.line_num, cells
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise ConfigurationError(
+            f"cannot read the CSV file {path} (near line {reader.line_num if reader else 1}): {e}"
+        ) from e
+
+
+@dataclass(frozen=True)
+class CsvLayout:
+    """What a first pass over a CSV file found: its header and each column's type."""
+
+    header: list[str]
+    kinds: dict[str, str]
+
+
+def survey(
+    path: str | Path,
+    *,
+    types: dict[str, str] | None = None,
+    all_strings: bool = False,
+    lenient: bool = False,
+    report: CsvLoadReport | None = None,
+    required: str | None = None,
+) -> CsvLayout:
+    """Read the file once, holding only what each column's values have been so far: the header, and
+    the type of every column. A row that does not fit the header is refused naming it, or with
+    `lenient` counted in `report` (and left out when the rows are read, `typed_rows`).
+
+    Without `lenient`, every refusal happens here, before anything is written: a value that does not
+    fit the type `types` gives its column, and a row without the `required` column (a merge key).
+    So a load that is refused writes nothing, as when the whole file was read first."""
+    report = report if report is not None else CsvLoadReport()
+    records = _records(path)
+    first = next(records, None)
+    if first is None:
+        raise ConfigurationError(f"{path} is empty: a CSV file starts with a header row")
+    header = first[1]
+    duplicates = sorted({c for c in header if header.count(c) > 1})
+    if duplicates:
+        raise ConfigurationError(f"{path} names the column(s) {', '.join(duplicates)} more than once")
+    unknown = sorted(set(types or {}) - set(header))
+    if unknown:
+        raise ConfigurationError(
+            f"--types names column(s) {', '.join(unknown)} that {path} does not have (columns: {', '.join(header)})"
+        )
+    if required is not None and required not in header:
+        raise ConfigurationError(f"the key column {required!r} is not in {path} (columns: {', '.join(header)})")
+    given = [] if all_strings else [(i, c, kind) for i, c in enumerate(header) if (kind := (types or {}).get(c))]
+    seen: list[set[type]] = [set() for _ in header]
+    for line, cells in records:
+        if len(cells) != len(header):
+            if not lenient:
+                raise ConfigurationError(
+                    f"{path}, row {line}: {len(cells)} cells for {len(header)} columns (--lenient skips such rows)"
+                )
+            report.skip(line, "malformed row", f"{len(cells)} cells for {len(header)} columns")
+            continue
+        if not lenient:
+            _refuse_unfit(
+                path, line, cells, given, (header.index(required), required) if required is not None else None
+            )
+        if not all_strings:
+            for i, cell in enumerate(cells):
+                if cell != "" and len(seen[i]) < 3:
+                    seen[i].add(type(typed(cell)))
+    kinds = {
+        column: "string" if all_strings else (types or {}).get(column) or _kind_of(seen[i])
+        for i, column in enumerate(header)
+    }
+    report.column_types = kinds
+    return CsvLayout(header, kinds)
+
+
+def _refuse_unfit(
+    path: str | Path, line: int, cells: list[str], given: list[tuple[int, str, str]], key: tuple[int, str] | None
+) -> None:
+    """Refuse a row whose value does not fit its column's given type, or that has no merge key."""
+    for i, _, kind in given:
+        try:
+            _convert(cells[i], kind)
+        except ValueError as e:
+            raise ConfigurationError(f"{path}, row {line}: {e} (--lenient skips such rows)") from e
+    if key is not None and cells[key[0]] == "":
+        raise ConfigurationError(
+            f"{path}, row {line} has no {key[1]!r}: a merge key must be set on every row (--lenient skips such rows)"
+        )
+
+
+def typed_rows(
+    path: str | Path, layout: CsvLayout, *, lenient: bool = False, report: CsvLoadReport | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, row) of each row that fits the header, its values of its columns' types, read as a
+    stream. A value that does not fit its column's type (given with `types`) is refused naming the
+    row, or with `lenient` skipped and counted in `report`."""
+    report = report if report is not None else CsvLoadReport()
+    header, kinds = layout.header, layout.kinds
+    records = _records(path)
+    next(records, None)  # the header
+    for line, cells in records:
+        if len(cells) != len(header):
+            continue  # counted by the survey
+        try:
+            yield line, {column: _convert(cell, kinds[column]) for column, cell in zip(header, cells, strict=True)}
+        except ValueError as e:
+            if not lenient:
+                raise ConfigurationError(f"{path}, row {line}: {e} (--lenient skips such rows)") from e
+            report.skip(line, "bad value", str(e))
+
+
 def read_rows(
     path: str | Path,
     *,
@@ -144,59 +268,11 @@ def read_rows(
     lenient: bool = False,
     report: CsvLoadReport | None = None,
 ) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
-    """The header and the typed rows with their line numbers. A row that does not fit its header,
-    or a value that does not fit its column's type, is refused naming the row, or with `lenient`
-    skipped and counted in `report`."""
+    """The header and every typed row with its line number, in memory (`survey` and `typed_rows`
+    read a file of any size as a stream)."""
     report = report if report is not None else CsvLoadReport()
-    reader: Any = None
-    try:
-        with Path(path).open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.reader(handle, strict=True)
-            header = next(reader, None)
-            if not header:
-                raise ConfigurationError(f"{path} is empty: a CSV file starts with a header row")
-            duplicates = sorted({c for c in header if header.count(c) > 1})
-            if duplicates:
-                raise ConfigurationError(f"{path} names the column(s) {', '.join(duplicates)} more than once")
-            with long_fields():
-                raw = [(line, cells) for line, cells in enumerate(reader, start=2) if cells]
-    except (OSError, UnicodeDecodeError, csv.Error) as e:
-        raise ConfigurationError(
-            f"cannot read the CSV file {path} (near line {reader.line_num if reader else 1}): {e}"
-        ) from e
-    unknown = sorted(set(types or {}) - set(header))
-    if unknown:
-        raise ConfigurationError(
-            f"--types names column(s) {', '.join(unknown)} that {path} does not have (columns: {', '.join(header)})"
-        )
-    fitting = []
-    for line, cells in raw:
-        if len(cells) == len(header):
-            fitting.append((line, cells))
-        elif lenient:
-            report.skip(line, "malformed row", f"{len(cells)} cells for {len(header)} columns")
-        else:
-            raise ConfigurationError(
-                f"{path}, row {line}: {len(cells)} cells for {len(header)} columns (--lenient skips such rows)"
-            )
-    kinds = {
-        column: "string"
-        if all_strings
-        else (types or {}).get(column) or _column_type([cells[i] for _, cells in fitting])
-        for i, column in enumerate(header)
-    }
-    report.column_types = kinds
-    rows = []
-    for line, cells in fitting:
-        try:
-            rows.append(
-                (line, {column: _convert(cell, kinds[column]) for column, cell in zip(header, cells, strict=True)})
-            )
-        except ValueError as e:
-            if not lenient:
-                raise ConfigurationError(f"{path}, row {line}: {e} (--lenient skips such rows)") from e
-            report.skip(line, "bad value", str(e))
-    return header, rows
+    layout = survey(path, types=types, all_strings=all_strings, lenient=lenient, report=report)
+    return layout.header, list(typed_rows(path, layout, lenient=lenient, report=report))
 
 
 def _properties(row: dict[str, Any], keep: list[str]) -> dict[str, Any]:
@@ -210,11 +286,17 @@ def _ensure_index(db: GraphDatabase, label: str, prop: str) -> None:
         db.write(f"CREATE INDEX FOR (n:{label}) ON (n.{prop})")
 
 
-def _write(db: GraphDatabase, cypher: str, items: list[dict[str, Any]], report: CsvLoadReport) -> CsvLoadReport:
-    for start in range(0, len(items), BATCH):
-        db.write(cypher, {"rows": items[start : start + BATCH]})
+def _batches(items: Iterable[T], size: int = BATCH) -> Iterator[list[T]]:
+    iterator = iter(items)
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch
+
+
+def _write(db: GraphDatabase, cypher: str, items: Iterable[dict[str, Any]], report: CsvLoadReport) -> CsvLoadReport:
+    for batch in _batches(items):
+        db.write(cypher, {"rows": batch})
         report.batches += 1
-    report.rows += len(items)
+        report.rows += len(batch)
     return report
 
 
@@ -230,30 +312,31 @@ def load_nodes_csv(
 ) -> CsvLoadReport:
     """One node labelled `label` per row; with `key`, rows merge on that column's value."""
     report = CsvLoadReport()
-    columns, rows = read_rows(path, types=types, all_strings=all_strings, lenient=lenient, report=report)
+    layout = survey(path, types=types, all_strings=all_strings, lenient=lenient, report=report, required=key)
+    columns = layout.header
     for column in columns:
         identifier(column, "the column")
     label = identifier(label, "the label")
-    if key is not None and key not in columns:
-        raise ConfigurationError(f"the key column {key!r} is not in {path} (columns: {', '.join(columns)})")
-    items = []
-    for line, row in rows:
-        if key is not None and row.get(key) is None:
-            if not lenient:
-                raise ConfigurationError(
-                    f"{path}, row {line} has no {key!r}: "
-                    "a merge key must be set on every row (--lenient skips such rows)"
-                )
-            report.skip(line, f"no {key}")
-            continue
-        merge_key = row.get(key) if key is not None else None
-        items.append({"key": merge_key, "props": _properties(row, [c for c in columns if c != key])})
+
+    def items() -> Iterator[dict[str, Any]]:
+        for line, row in typed_rows(path, layout, lenient=lenient, report=report):
+            if key is not None and row.get(key) is None:
+                if not lenient:
+                    raise ConfigurationError(
+                        f"{path}, row {line} has no {key!r}: "
+                        "a merge key must be set on every row (--lenient skips such rows)"
+                    )
+                report.skip(line, f"no {key}")
+                continue
+            merge_key = row.get(key) if key is not None else None
+            yield {"key": merge_key, "props": _properties(row, [c for c in columns if c != key])}
+
     if key is not None:
         _ensure_index(db, label, key)
         cypher = f"UNWIND $rows AS row MERGE (n:{label} {{{key}: row.key}}) SET n += row.props"
     else:
         cypher = f"UNWIND $rows AS row CREATE (n:{label}) SET n += row.props"
-    return _write(db, cypher, items, report)
+    return _write(db, cypher, items(), report)
 
 
 def parse_endpoint(spec: str) -> tuple[str, str, str]:
@@ -264,22 +347,25 @@ def parse_endpoint(spec: str) -> tuple[str, str, str]:
     return match.group(1), match.group(2), match.group(3)
 
 
-def _as_stored(db: GraphDatabase, label: str, prop: str, rows: list[tuple[int, dict[str, Any]]], column: str) -> None:
-    """Endpoint values typed as the nodes store them: a relationship file's `1` finds the node
-    whose id is the text '1' (each file is typed on its own, so the two may differ)."""
+def _stored_kind(db: GraphDatabase, label: str, prop: str) -> str | None:
+    """The type (`String`, `Integer`, ...) the `label` nodes store `prop` as, or None."""
     try:
         found = db.query(
             f"MATCH (n:{label}) WHERE n.{prop} IS NOT NULL RETURN typeof(n.{prop}) LIMIT 1", row_cap=1
         ).rows
     except GraphNotFoundError:
-        return
-    kind = found[0][0] if found else None
-    for _, row in rows:
-        value = row.get(column)
-        if kind == "String" and isinstance(value, int) and not isinstance(value, bool):
-            row[column] = str(value)
-        elif kind == "Integer" and isinstance(value, str) and INTEGER.fullmatch(value):
-            row[column] = int(value)
+        return None
+    return found[0][0] if found else None
+
+
+def _as_stored(value: Any, kind: str | None) -> Any:
+    """An endpoint value typed as the nodes store it: a relationship file's `1` finds the node whose
+    id is the text '1' (each file is typed on its own, so the two may differ)."""
+    if kind == "String" and isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if kind == "Integer" and isinstance(value, str) and INTEGER.fullmatch(value):
+        return int(value)
+    return value
 
 
 def _found(db: GraphDatabase, label: str, prop: str, values: set[Any]) -> set[Any]:
@@ -312,7 +398,8 @@ def load_relationships_csv(
     node is missing creates nothing and is reported, with the value not found; loading twice
     does not duplicate."""
     report = CsvLoadReport()
-    columns, rows = read_rows(path, types=types, all_strings=all_strings, lenient=lenient, report=report)
+    layout = survey(path, types=types, all_strings=all_strings, lenient=lenient, report=report)
+    columns = layout.header
     rel_type = identifier(rel_type, "the relationship type")
     (start_label, start_prop, start_col), (end_label, end_prop, end_col) = start, end
     for name, what in ((start_label, "label"), (start_prop, "property"), (end_label, "label"), (end_prop, "property")):
@@ -325,22 +412,26 @@ def load_relationships_csv(
         identifier(column, "the column")
     _ensure_index(db, start_label, start_prop)
     _ensure_index(db, end_label, end_prop)
-    _as_stored(db, start_label, start_prop, rows, start_col)
-    _as_stored(db, end_label, end_prop, rows, end_col)
-    starts = _found(db, start_label, start_prop, {row[start_col] for _, row in rows if row.get(start_col) is not None})
-    ends = _found(db, end_label, end_prop, {row[end_col] for _, row in rows if row.get(end_col) is not None})
-    items = []
-    for line, row in rows:
-        a, b = row.get(start_col), row.get(end_col)
-        if a is None or a not in starts:
-            report.skip(line, f"start node :{start_label} not found", f"{start_prop} = {a!r}")
-        elif b is None or b not in ends:
-            report.skip(line, f"end node :{end_label} not found", f"{end_prop} = {b!r}")
-        else:
-            items.append({"a": a, "b": b, "props": _properties(row, keep)})
+    start_kind, end_kind = _stored_kind(db, start_label, start_prop), _stored_kind(db, end_label, end_prop)
     cypher = (
         f"UNWIND $rows AS row MATCH (a:{start_label} {{{start_prop}: row.a}}) "
         f"MATCH (b:{end_label} {{{end_prop}: row.b}}) "
         f"MERGE (a)-[r:{rel_type}]->(b) SET r += row.props"
     )
-    return _write(db, cypher, items, report)
+    rows = typed_rows(path, layout, lenient=lenient, report=report)
+    for batch in _batches(rows):  # a batch at a time: its endpoints looked up, its relationships written
+        ends_of = [
+            (_as_stored(row.get(start_col), start_kind), _as_stored(row.get(end_col), end_kind)) for _, row in batch
+        ]
+        starts = _found(db, start_label, start_prop, {a for a, _ in ends_of if a is not None})
+        ends = _found(db, end_label, end_prop, {b for _, b in ends_of if b is not None})
+        items = []
+        for (line, row), (a, b) in zip(batch, ends_of, strict=True):
+            if a is None or a not in starts:
+                report.skip(line, f"start node :{start_label} not found", f"{start_prop} = {a!r}")
+            elif b is None or b not in ends:
+                report.skip(line, f"end node :{end_label} not found", f"{end_prop} = {b!r}")
+            else:
+                items.append({"a": a, "b": b, "props": _properties(row, keep)})
+        _write(db, cypher, items, report)
+    return report
