@@ -38,13 +38,13 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
-	$(VENV)/bin/mypy --strict --follow-imports=silent nodes/graphdb schemas
+	$(VENV)/bin/mypy --strict --follow-imports=silent reflexion_agents/nodes/graphdb reflexion_agents/schemas
 
 ## Ask a question of the embedded movies graph: make run QUESTION="Who directed The Matrix?"
 ## The question reaches the program as typed: make expands nothing in it ($(value)), and the shell
 ## gets it in single quotes (each ' inside written '\'').
 run: $(STAMP)
-	$(PY) -m graphs.main $(if $(value QUESTION),'$(subst ','\'',$(value QUESTION))')
+	$(PY) -m reflexion_agents.graphs.main $(if $(value QUESTION),'$(subst ','\'',$(value QUESTION))')
 
 ## Serve every registered graph (graphs/registry.py) with LangGraph's server, offline: make serve [PORT=2024]
 serve: $(STAMP)

@@ -25,10 +25,10 @@ from typing import Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 
 from benchmarks.harness import machine, movies_database, result_line
-from graphs.evaluation import EVAL_ROW_CAP, evaluate
-from nodes.evaluation.dataset import load_dataset
-from nodes.evaluation.gold import run_gold
-from nodes.evaluation.oracle import GoldChatModel
+from reflexion_agents.graphs.evaluation import EVAL_ROW_CAP, evaluate
+from reflexion_agents.nodes.evaluation.dataset import load_dataset
+from reflexion_agents.nodes.evaluation.gold import run_gold
+from reflexion_agents.nodes.evaluation.oracle import GoldChatModel
 
 TARGET_SPEEDUP = 50.0  # the last limit against the first
 

@@ -24,10 +24,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from benchmarks.harness import machine, result_line
-from nodes.graphdb import FalkorDBGraph, load_cypher_script
-from nodes.graphdb.atomic_load import load_atomically
-from nodes.graphdb.demo_data import SHOP_CYPHER
-from nodes.graphdb.embedded import _free_port, answers_ping, server_command
+from reflexion_agents.nodes.graphdb import FalkorDBGraph, load_cypher_script
+from reflexion_agents.nodes.graphdb.atomic_load import load_atomically
+from reflexion_agents.nodes.graphdb.demo_data import SHOP_CYPHER
+from reflexion_agents.nodes.graphdb.embedded import _free_port, answers_ping, server_command
 
 MODES = {
     "no journal (before)": (False, "no"),

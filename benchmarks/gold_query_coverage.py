@@ -15,9 +15,9 @@ import time
 from collections import Counter, defaultdict
 
 from benchmarks.harness import movies_database
-from nodes.evaluation.gold import reason_for
-from nodes.graphdb.demo_data import MOVIES_QUESTIONS_CSV
-from schemas.errors import QueryError
+from reflexion_agents.nodes.evaluation.gold import reason_for
+from reflexion_agents.nodes.graphdb.demo_data import MOVIES_QUESTIONS_CSV
+from reflexion_agents.schemas.errors import QueryError
 
 
 def main() -> None:

@@ -12,9 +12,9 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from nodes.graphdb import FalkorDBGraph, ensure_movies_graph
-from nodes.graphdb.embedded import EmbeddedFalkorDB
-from nodes.models.scripted import tool_reply
+from reflexion_agents.nodes.graphdb import FalkorDBGraph, ensure_movies_graph
+from reflexion_agents.nodes.graphdb.embedded import EmbeddedFalkorDB
+from reflexion_agents.nodes.models.scripted import tool_reply
 
 
 @contextlib.contextmanager

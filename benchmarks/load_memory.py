@@ -53,8 +53,8 @@ def write_csv(path: Path, megabytes: int, row_bytes: int) -> int:
 
 def child(way: str, port: int, graph: str, script: str, csv_dir: str) -> None:
     """The load, in this fresh process: print (RSS before, peak after, rows, seconds) as JSON."""
-    from nodes.graphdb import FalkorDBGraph, load_cypher_script
-    from nodes.graphdb.csv_loader import load_nodes_csv
+    from reflexion_agents.nodes.graphdb import FalkorDBGraph, load_cypher_script
+    from reflexion_agents.nodes.graphdb.csv_loader import load_nodes_csv
 
     db = FalkorDBGraph(graph, port=port)
     db.write("CREATE (:Start)")

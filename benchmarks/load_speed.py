@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 
 from benchmarks.harness import machine, scratch_database
-from nodes.graphdb import load_cypher_script
-from nodes.graphdb.atomic_load import load_atomically
-from nodes.graphdb.csv_loader import load_nodes_csv, load_relationships_csv
-from nodes.graphdb.demo_data import SHOP_CYPHER
+from reflexion_agents.nodes.graphdb import load_cypher_script
+from reflexion_agents.nodes.graphdb.atomic_load import load_atomically
+from reflexion_agents.nodes.graphdb.csv_loader import load_nodes_csv, load_relationships_csv
+from reflexion_agents.nodes.graphdb.demo_data import SHOP_CYPHER
 
 
 def write_files(folder: Path, rows: int) -> tuple[Path, Path]:

@@ -33,10 +33,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
 from benchmarks.harness import loop_script, machine, movies_database, result_line
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from nodes.checkpoints import sqlite_checkpointer
-from nodes.models import ScriptedChatModel
-from schemas.graphdb import QueryResult
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.nodes.checkpoints import sqlite_checkpointer
+from reflexion_agents.nodes.models import ScriptedChatModel
+from reflexion_agents.schemas.graphdb import QueryResult
 
 TARGET_MS = 2.0  # 1% of a 200 ms model call
 MODEL_CALL_MS = 200

@@ -61,8 +61,8 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field
 
 from benchmarks.harness import loop_script, machine, movies_database
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from nodes.models import ScriptedChatModel
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.nodes.models import ScriptedChatModel
 
 QUESTION = "List movies with their tagline."
 QUERY = (

@@ -25,9 +25,9 @@ import time
 import redis
 
 from benchmarks.harness import machine, proc_status_kb, scratch_database
-from nodes.graphdb import FalkorDBGraph
-from nodes.graphdb.embedded import EmbeddedFalkorDB
-from nodes.graphdb.protocol import DEFAULT_ROW_CAP
+from reflexion_agents.nodes.graphdb import FalkorDBGraph
+from reflexion_agents.nodes.graphdb.embedded import EmbeddedFalkorDB
+from reflexion_agents.nodes.graphdb.protocol import DEFAULT_ROW_CAP
 
 GRAPH = "large"
 QUERY = "MATCH (n) RETURN n.id, n.name"
@@ -60,7 +60,7 @@ def run_case(name: str, data_dir: str, timeout: float) -> dict:
     db = FalkorDBGraph(GRAPH, host=server.host, port=server.port, server=server)
     stats = redis.Redis(host=server.host, port=server.port)
     if path == "agent":
-        from graphs.kg_query_agent import KGQueryReflexionAgent
+        from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
 
         agent = KGQueryReflexionAgent(
             database=db, conversation_factory=lambda: None, checkpointer=None, query_timeout=timeout, row_cap=cap

@@ -25,8 +25,8 @@ import threading
 import time
 
 from benchmarks.harness import machine, proc_status_kb, result_line, scratch_database
-from nodes.graphdb import FalkorDBGraph
-from nodes.graphdb.embedded import DEFAULT_THREADS, query_memory_bytes
+from reflexion_agents.nodes.graphdb import FalkorDBGraph
+from reflexion_agents.nodes.graphdb.embedded import DEFAULT_THREADS, query_memory_bytes
 
 KINDS = {
     "literal range 1e9": "UNWIND range(1, 1000000000) AS x RETURN count(x)",

@@ -41,13 +41,13 @@ import warnings
 from typing import Any
 
 from benchmarks.harness import TimedDatabase, machine, proc_status_kb, result_line
-from nodes.common.schema_text import schema_text
-from nodes.graphdb import FalkorDBGraph, ensure_movies_graph
-from nodes.graphdb.embedded import EmbeddedFalkorDB
-from nodes.graphdb.introspect import sample_schema
-from nodes.prompts.kg_query import build_kg_prompt
-from nodes.text2cypher.schema_pruning import DEFAULT_SCHEMA_CHARS, prune_schema
-from schemas.errors import QueryTimeoutError
+from reflexion_agents.nodes.common.schema_text import schema_text
+from reflexion_agents.nodes.graphdb import FalkorDBGraph, ensure_movies_graph
+from reflexion_agents.nodes.graphdb.embedded import EmbeddedFalkorDB
+from reflexion_agents.nodes.graphdb.introspect import sample_schema
+from reflexion_agents.nodes.prompts.kg_query import build_kg_prompt
+from reflexion_agents.nodes.text2cypher.schema_pruning import DEFAULT_SCHEMA_CHARS, prune_schema
+from reflexion_agents.schemas.errors import QueryTimeoutError
 
 with warnings.catch_warnings():  # langchain-community announces its sunset on import; only its query texts are used
     warnings.simplefilter("ignore", DeprecationWarning)

@@ -23,12 +23,12 @@ import statistics
 from dataclasses import dataclass
 
 from benchmarks.harness import machine, scratch_database
-from graphs.evaluation import AGENTS, evaluate
-from nodes.evaluation.dataset import EvalItem, load_dataset
-from nodes.evaluation.simulated import Misbehaviour
-from nodes.graphdb import FalkorDBGraph, load_cypher_script
-from nodes.graphdb.demo_data import MOVIES_QUESTIONS_CSV, SHOP_CYPHER, SHOP_QUESTIONS_CSV
-from schemas.evaluation import EvaluationReport
+from reflexion_agents.graphs.evaluation import AGENTS, evaluate
+from reflexion_agents.nodes.evaluation.dataset import EvalItem, load_dataset
+from reflexion_agents.nodes.evaluation.simulated import Misbehaviour
+from reflexion_agents.nodes.graphdb import FalkorDBGraph, load_cypher_script
+from reflexion_agents.nodes.graphdb.demo_data import MOVIES_QUESTIONS_CSV, SHOP_CYPHER, SHOP_QUESTIONS_CSV
+from reflexion_agents.schemas.evaluation import EvaluationReport
 
 ACCURACY_TARGET = 97.0
 CALLS_TARGET = 3.5

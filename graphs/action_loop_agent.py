@@ -17,14 +17,14 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
-from graphs.loop import AgentLoop, Turn
-from graphs.runner import RunOptions
-from nodes.common.responder import ResponderReply
-from nodes.react.action_responder import ActionResponder
-from nodes.reflexion.steps import outcomes_of, revise_update
-from schemas.reflexion import ReflexionState, ToolOutcome
-from schemas.run_result import RunResult
-from schemas.settings import AgentSettings, checked_settings
+from reflexion_agents.graphs.loop import AgentLoop, Turn
+from reflexion_agents.graphs.runner import RunOptions
+from reflexion_agents.nodes.common.responder import ResponderReply
+from reflexion_agents.nodes.react.action_responder import ActionResponder
+from reflexion_agents.nodes.reflexion.steps import outcomes_of, revise_update
+from reflexion_agents.schemas.reflexion import ReflexionState, ToolOutcome
+from reflexion_agents.schemas.run_result import RunResult
+from reflexion_agents.schemas.settings import AgentSettings, checked_settings
 
 ResultT = TypeVar("ResultT", bound=RunResult)
 

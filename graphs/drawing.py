@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from schemas.errors import ConfigurationError
+from reflexion_agents.schemas.errors import ConfigurationError
 
 #: The files `draw_to_file` writes, by extension.
 PICTURES = {".png": "png", ".svg": "svg"}

@@ -21,14 +21,14 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
-from graphs.loop import AgentLoop, Turn
-from graphs.runner import RunOptions, StepCallback
-from nodes.checkpoints import DURABLE
-from nodes.common.responder import Responder, ResponderReply
-from nodes.common.responder_with_retries import ResponderWithRetries
-from nodes.graphdb.cypher_text import normalise_query
-from nodes.reflexion.scoring import parse_score
-from nodes.reflexion.steps import (
+from reflexion_agents.graphs.loop import AgentLoop, Turn
+from reflexion_agents.graphs.runner import RunOptions, StepCallback
+from reflexion_agents.nodes.checkpoints import DURABLE
+from reflexion_agents.nodes.common.responder import Responder, ResponderReply
+from reflexion_agents.nodes.common.responder_with_retries import ResponderWithRetries
+from reflexion_agents.nodes.graphdb.cypher_text import normalise_query
+from reflexion_agents.nodes.reflexion.scoring import parse_score
+from reflexion_agents.nodes.reflexion.steps import (
     default_action_of,
     outcomes_of,
     revise_update,
@@ -37,10 +37,10 @@ from nodes.reflexion.steps import (
     stopped_tool_message,
     usage_of_state,
 )
-from nodes.reflexion.stop_rules import answer_outcome, check_stop, not_final_note
-from schemas.reflexion import ReflexionAgentResult, ReflexionState, ToolRun
-from schemas.run_result import RunResult
-from schemas.settings import AGENT_DEFAULTS, AgentSettings, checked_settings
+from reflexion_agents.nodes.reflexion.stop_rules import answer_outcome, check_stop, not_final_note
+from reflexion_agents.schemas.reflexion import ReflexionAgentResult, ReflexionState, ToolRun
+from reflexion_agents.schemas.run_result import RunResult
+from reflexion_agents.schemas.settings import AGENT_DEFAULTS, AgentSettings, checked_settings
 
 __all__ = ["ReflexionAgent", "ResponderWithRetries", "StepCallback"]
 

@@ -18,25 +18,27 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
 
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from graphs.runner import Runner, RunTarget
-from graphs.text2cypher_flow import FLOWS, Text2CypherFlow
-from nodes.evaluation.dataset import EvalItem
-from nodes.evaluation.faults import FAULTS
-from nodes.evaluation.fit import dataset_fit
-from nodes.evaluation.gold import GoldResult, run_gold
-from nodes.evaluation.oracle import CURRENT_RUN, GoldChatModel, GoldRun, gold_run
-from nodes.evaluation.report import group_score, groups
-from nodes.evaluation.scoring import rows_match
-from nodes.evaluation.simulated import Misbehaviour, SimulatedChatModel, simulated_run
-from nodes.graphdb.protocol import GraphDatabase, graph_name
-from nodes.models.resolve import chat_model_from_env
-from schemas.constants import EVAL_MAX_STEPS as EVAL_MAX_STEPS  # the CLI's parser shows them without this module
-from schemas.constants import EVAL_QUERY_TIMEOUT_S as EVAL_QUERY_TIMEOUT_S
-from schemas.errors import ConfigurationError
-from schemas.evaluation import AgentAnswer, EvaluationReport, QuestionTrace
-from schemas.run_result import QueryAnswer
-from schemas.text2cypher import Flow
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.graphs.runner import Runner, RunTarget
+from reflexion_agents.graphs.text2cypher_flow import FLOWS, Text2CypherFlow
+from reflexion_agents.nodes.evaluation.dataset import EvalItem
+from reflexion_agents.nodes.evaluation.faults import FAULTS
+from reflexion_agents.nodes.evaluation.fit import dataset_fit
+from reflexion_agents.nodes.evaluation.gold import GoldResult, run_gold
+from reflexion_agents.nodes.evaluation.oracle import CURRENT_RUN, GoldChatModel, GoldRun, gold_run
+from reflexion_agents.nodes.evaluation.report import group_score, groups
+from reflexion_agents.nodes.evaluation.scoring import rows_match
+from reflexion_agents.nodes.evaluation.simulated import Misbehaviour, SimulatedChatModel, simulated_run
+from reflexion_agents.nodes.graphdb.protocol import GraphDatabase, graph_name
+from reflexion_agents.nodes.models.resolve import chat_model_from_env
+from reflexion_agents.schemas.constants import (
+    EVAL_MAX_STEPS as EVAL_MAX_STEPS,  # the CLI's parser shows them without this module
+)
+from reflexion_agents.schemas.constants import EVAL_QUERY_TIMEOUT_S as EVAL_QUERY_TIMEOUT_S
+from reflexion_agents.schemas.errors import ConfigurationError
+from reflexion_agents.schemas.evaluation import AgentAnswer, EvaluationReport, QuestionTrace
+from reflexion_agents.schemas.run_result import QueryAnswer
+from reflexion_agents.schemas.text2cypher import Flow
 
 GOLD_MODELS = ("oracle", "corrupt", "simulated")
 EVAL_ROW_CAP = 10_000  # gold and answers share one cap; a gold result above it is excluded

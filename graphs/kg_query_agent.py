@@ -28,21 +28,21 @@ from langgraph.types import interrupt
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
-from graphs.engine import ReflexionAgent
-from graphs.loop import Turn
-from graphs.runner import RunOptions
-from nodes.common.approval import approval_request, read_decision
-from nodes.common.responder import Responder, system_message
-from nodes.common.responder_with_retries import ResponderWithRetries
-from nodes.graphdb.graph_facts import GraphFacts
-from nodes.graphdb.hook_database import HookDatabase, connect_hook
-from nodes.graphdb.protocol import GraphDatabase
-from nodes.graphdb.query_check import QueryChecker
-from nodes.graphdb.run_databases import RunDatabases
-from nodes.keyed_cache import KeyedCache
-from nodes.models.resolve import chat_model_from_env
-from nodes.models.wire import sendable
-from nodes.prompts.kg_query import (
+from reflexion_agents.graphs.engine import ReflexionAgent
+from reflexion_agents.graphs.loop import Turn
+from reflexion_agents.graphs.runner import RunOptions
+from reflexion_agents.nodes.common.approval import approval_request, read_decision
+from reflexion_agents.nodes.common.responder import Responder, system_message
+from reflexion_agents.nodes.common.responder_with_retries import ResponderWithRetries
+from reflexion_agents.nodes.graphdb.graph_facts import GraphFacts
+from reflexion_agents.nodes.graphdb.hook_database import HookDatabase, connect_hook
+from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
+from reflexion_agents.nodes.graphdb.query_check import QueryChecker
+from reflexion_agents.nodes.graphdb.run_databases import RunDatabases
+from reflexion_agents.nodes.keyed_cache import KeyedCache
+from reflexion_agents.nodes.models.resolve import chat_model_from_env
+from reflexion_agents.nodes.models.wire import sendable
+from reflexion_agents.nodes.prompts.kg_query import (
     DIALECT_NOTES,
     DRAFT_INSTRUCTION,
     QUERY_SYSTEM_PROMPT,
@@ -50,18 +50,18 @@ from nodes.prompts.kg_query import (
     SchemaPrompts,
     schema_prompts,
 )
-from nodes.reflexion.prompt_view import judges_error
-from nodes.reflexion.steps import last_tool_call_id, latest_action, run_from_message
-from nodes.run_context import APPROVAL_ENV, env_flag, lower
-from nodes.run_limits import recorded
-from nodes.text2cypher.context import emit
-from nodes.tools.cypher import run_cypher
-from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
-from schemas.kg_query import GenerateQuery, KGQueryResult, ReviseQuery
-from schemas.query_check import QueryCheck
-from schemas.reflexion import ReflexionState, ToolOutcome, ToolRun
-from schemas.run_context import KGQueryContext
-from schemas.settings import KG_QUERY_DEFAULTS, AgentSettings, KGQuerySettings, checked_settings
+from reflexion_agents.nodes.reflexion.prompt_view import judges_error
+from reflexion_agents.nodes.reflexion.steps import last_tool_call_id, latest_action, run_from_message
+from reflexion_agents.nodes.run_context import APPROVAL_ENV, env_flag, lower
+from reflexion_agents.nodes.run_limits import recorded
+from reflexion_agents.nodes.text2cypher.context import emit
+from reflexion_agents.nodes.tools.cypher import run_cypher
+from reflexion_agents.schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
+from reflexion_agents.schemas.kg_query import GenerateQuery, KGQueryResult, ReviseQuery
+from reflexion_agents.schemas.query_check import QueryCheck
+from reflexion_agents.schemas.reflexion import ReflexionState, ToolOutcome, ToolRun
+from reflexion_agents.schemas.run_context import KGQueryContext
+from reflexion_agents.schemas.settings import KG_QUERY_DEFAULTS, AgentSettings, KGQuerySettings, checked_settings
 
 __all__ = ["GenerateQuery", "KGQueryReflexionAgent", "ResponderWithRetries", "ReviseQuery"]
 

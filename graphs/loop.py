@@ -26,21 +26,21 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
-from graphs.loop_nodes import LoopNodes
-from graphs.runner import ResumeOptions, Runner
-from nodes.checkpoints import resolve_checkpointer
-from nodes.common.responder import Responder, ResponderReply
-from nodes.common.responder_with_retries import ResponderWithRetries
-from nodes.keyed_cache import KeyedCache
-from nodes.models.resolve import chat_model_from_env, resolve_chat_model
-from nodes.models.wire import without_surrogates
-from nodes.run_context import current_context
-from nodes.run_limits import recorded
-from nodes.settings_checks import checkpointer_setting
-from schemas.errors import ConfigurationError
-from schemas.reflexion import ReflexionInput, ReflexionOutput, ReflexionState, ToolRun
-from schemas.run_context import AgentContext
-from schemas.run_result import RunResult
+from reflexion_agents.graphs.loop_nodes import LoopNodes
+from reflexion_agents.graphs.runner import ResumeOptions, Runner
+from reflexion_agents.nodes.checkpoints import resolve_checkpointer
+from reflexion_agents.nodes.common.responder import Responder, ResponderReply
+from reflexion_agents.nodes.common.responder_with_retries import ResponderWithRetries
+from reflexion_agents.nodes.keyed_cache import KeyedCache
+from reflexion_agents.nodes.models.resolve import chat_model_from_env, resolve_chat_model
+from reflexion_agents.nodes.models.wire import without_surrogates
+from reflexion_agents.nodes.run_context import current_context
+from reflexion_agents.nodes.run_limits import recorded
+from reflexion_agents.nodes.settings_checks import checkpointer_setting
+from reflexion_agents.schemas.errors import ConfigurationError
+from reflexion_agents.schemas.reflexion import ReflexionInput, ReflexionOutput, ReflexionState, ToolRun
+from reflexion_agents.schemas.run_context import AgentContext
+from reflexion_agents.schemas.run_result import RunResult
 
 logger = logging.getLogger(__name__)
 

@@ -15,16 +15,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import BaseMessage, RemoveMessage
-from langgraph._internal._runnable import RunnableCallable
+from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
-from graphs.labelled_routes import labelled
-from nodes.common.reply import REPLY_NODE, reply_update
-from nodes.common.responder import ResponderReply
-from nodes.common.responder_with_retries import arespond_with, respond_with
-from nodes.common.turns import new_user_message
-from nodes.reflexion.prompt_view import prompt_messages
-from nodes.reflexion.steps import (
+from reflexion_agents.graphs.labelled_routes import labelled
+from reflexion_agents.nodes.common.reply import REPLY_NODE, reply_update
+from reflexion_agents.nodes.common.responder import ResponderReply
+from reflexion_agents.nodes.common.responder_with_retries import arespond_with, respond_with
+from reflexion_agents.nodes.common.turns import new_user_message
+from reflexion_agents.nodes.reflexion.prompt_view import prompt_messages
+from reflexion_agents.nodes.reflexion.steps import (
     draft_update,
     fresh_run,
     stopped_tool_message,
@@ -32,13 +32,33 @@ from nodes.reflexion.steps import (
     unavailable_tool_run,
     with_notice,
 )
-from nodes.run_context import runtime_context, started_context, stored_context
-from nodes.run_limits import recorded_limits, refuse_raised_limits, with_limits
-from schemas.errors import DatabaseUnavailableError
-from schemas.reflexion import ReflexionState
+from reflexion_agents.nodes.run_context import runtime_context, started_context, stored_context
+from reflexion_agents.nodes.run_limits import recorded_limits, refuse_raised_limits, with_limits
+from reflexion_agents.schemas.errors import DatabaseUnavailableError
+from reflexion_agents.schemas.reflexion import ReflexionState
 
 if TYPE_CHECKING:
-    from graphs.loop import AgentLoop, Turn
+    from reflexion_agents.graphs.loop import AgentLoop, Turn
+
+
+class SyncAndAsyncNode(Runnable[Any, Any]):
+    """A graph node with a body for each call style: `graph.invoke` runs `func`, `graph.ainvoke` (and
+    the server) awaits `afunc`, so an async run never holds a thread per question.
+
+    A plain function given to `add_node` has only one style (LangGraph runs a sync one in a thread
+    for `ainvoke`); langchain's `RunnableLambda` takes both but inspects both signatures on every
+    call and traces each node a second time, inside the run LangGraph already makes for the node.
+    LangGraph runs a node in that run's config context, so `get_config()`/`get_runtime()` and the
+    callbacks work inside the bodies as in any node."""
+
+    def __init__(self, name: str, func: Callable[[Any], Any], afunc: Callable[[Any], Any]) -> None:
+        self.name, self.func, self.afunc = name, func, afunc
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        return self.func(input)
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        return await self.afunc(input)
 
 
 class LoopNodes:
@@ -173,7 +193,7 @@ class LoopNodes:
     def route_after_execute_tool(state: ReflexionState) -> Literal["revise", "__end__"]:
         return "__end__" if state.get("stop_reason") else "revise"
 
-    def in_run(self, name: str, node: Callable[[Any], Any], anode: Callable[[Any], Any]) -> RunnableCallable:
+    def in_run(self, name: str, node: Callable[[Any], Any], anode: Callable[[Any], Any]) -> SyncAndAsyncNode:
         """A node (sync and async) that reads the run's stored context; the run's first node stores
         the context the run was started with and the limits in force, so a resumed run keeps its
         settings and limits whoever resumes it (`nodes.run_limits`), and which graph it is."""
@@ -198,11 +218,7 @@ class LoopNodes:
                 update = await anode(state)
             return {**update, "run_context": run_context} if starts else update
 
-        # LangGraph's own node wrapper, as `add_node` makes for a plain function, with both call
-        # styles: a `RunnableLambda` inspects both functions' signatures on every call (a tenth of
-        # the loop's own time) and traces each node twice. It lives in a private module of
-        # LangGraph (pinned in pyproject.toml): every test that builds a graph fails if it moves.
-        return RunnableCallable(sync, asynchronous, name=name, trace=False)
+        return SyncAndAsyncNode(name, sync, asynchronous)
 
     def builder(self) -> StateGraph[Any, Any, Any, Any]:
         """The loop's graph, not yet compiled: the agent's schemas, its nodes and their labelled routes."""

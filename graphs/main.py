@@ -1,6 +1,6 @@
 """`make run`: ask the movies graph a question and watch the agent work.
 
-    python -m graphs.main "Who directed The Matrix?" [--model openai:gpt-4o-mini] [--max-steps 30]
+    python -m reflexion_agents.graphs.main "Who directed The Matrix?" [--model openai:gpt-4o-mini] [--max-steps 30]
 
 The database is the environment's (`$REFLEXION_DATABASE_URL`, else `$NEO4J_URI`, else the
 embedded FalkorDB, whose movies graph is loaded on first use).
@@ -17,17 +17,17 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from graphs.cli.ask import ASKABLE
-from graphs.cli.exit_codes import EXIT_CONFIGURATION, EXIT_DATABASE, exit_code
-from graphs.runner import Runner
-from nodes.graphdb import connect
-from nodes.graphdb.connect import load_demo_if_new
-from nodes.graphdb.locations import default_connection_args
-from nodes.models.resolve import chat_model_from_env
-from schemas.errors import ConfigurationError, DatabaseUnavailableError
-from schemas.reflexion import ToolOutcome
-from schemas.run_result import RunResult
-from schemas.settings import AGENT_DEFAULTS
+from reflexion_agents.graphs.cli.ask import ASKABLE
+from reflexion_agents.graphs.cli.exit_codes import EXIT_CONFIGURATION, EXIT_DATABASE, exit_code
+from reflexion_agents.graphs.runner import Runner
+from reflexion_agents.nodes.graphdb import connect
+from reflexion_agents.nodes.graphdb.connect import load_demo_if_new
+from reflexion_agents.nodes.graphdb.locations import default_connection_args
+from reflexion_agents.nodes.models.resolve import chat_model_from_env
+from reflexion_agents.schemas.errors import ConfigurationError, DatabaseUnavailableError
+from reflexion_agents.schemas.reflexion import ToolOutcome
+from reflexion_agents.schemas.run_result import RunResult
+from reflexion_agents.schemas.settings import AGENT_DEFAULTS
 
 DEFAULT_QUESTION = "Which movies did Tom Hanks act in?"
 

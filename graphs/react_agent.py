@@ -18,23 +18,35 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
-from graphs.action_loop_agent import ActionLoopAgent
-from nodes.checkpoints import DURABLE
-from nodes.common.responder import usage_of
-from nodes.keyed_cache import KeyedCache
-from nodes.models.resolve import chat_model_from_env
-from nodes.models.wire import sendable, without_surrogates
-from nodes.prompts.react_tools import DEFAULT_EXAMPLES, REACT_SYSTEM_TEMPLATE, check_template, react_system_prompt
-from nodes.react.action_responder import ActionResponder
-from nodes.react.function_step import run_function_action
-from nodes.react.results import react_result
-from nodes.react.tool_protocol import read_tool_reply
-from nodes.tools.call_expression import FunctionExpression
-from nodes.tools.functions import FINISH, LLM_FALLBACK, LLM_FALLBACK_DESCRIPTION, FunctionTool, finish, function_tools
-from schemas.errors import ConfigurationError
-from schemas.react import ReActAction, ReActResult
-from schemas.reflexion import ReflexionState, TokenUsage, ToolOutcome, ToolRun
-from schemas.settings import REACT_DEFAULTS, ReActSettings, checked_settings
+from reflexion_agents.graphs.action_loop_agent import ActionLoopAgent
+from reflexion_agents.nodes.checkpoints import DURABLE
+from reflexion_agents.nodes.common.responder import usage_of
+from reflexion_agents.nodes.keyed_cache import KeyedCache
+from reflexion_agents.nodes.models.resolve import chat_model_from_env
+from reflexion_agents.nodes.models.wire import sendable, without_surrogates
+from reflexion_agents.nodes.prompts.react_tools import (
+    DEFAULT_EXAMPLES,
+    REACT_SYSTEM_TEMPLATE,
+    check_template,
+    react_system_prompt,
+)
+from reflexion_agents.nodes.react.action_responder import ActionResponder
+from reflexion_agents.nodes.react.function_step import run_function_action
+from reflexion_agents.nodes.react.results import react_result
+from reflexion_agents.nodes.react.tool_protocol import read_tool_reply
+from reflexion_agents.nodes.tools.call_expression import FunctionExpression
+from reflexion_agents.nodes.tools.functions import (
+    FINISH,
+    LLM_FALLBACK,
+    LLM_FALLBACK_DESCRIPTION,
+    FunctionTool,
+    finish,
+    function_tools,
+)
+from reflexion_agents.schemas.errors import ConfigurationError
+from reflexion_agents.schemas.react import ReActAction, ReActResult
+from reflexion_agents.schemas.reflexion import ReflexionState, TokenUsage, ToolOutcome, ToolRun
+from reflexion_agents.schemas.settings import REACT_DEFAULTS, ReActSettings, checked_settings
 
 
 def llm_tool(input: str) -> str:

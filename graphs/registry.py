@@ -1,6 +1,6 @@
 """Every graph the project serves, by name: one registration line each, built on first use.
 
-    from graphs import registry
+    from reflexion_agents.graphs import registry
     registry.names()                      # the registered names, as LangGraph server lists them
     registry.graph("kg_reflexion")        # the compiled graph (the agent or flow is built on first use)
     registry.agent("text2cypher_retry")   # the agent or flow object behind it
@@ -15,7 +15,7 @@ name is bound here to a graph factory, which the server calls to get the graph a
 once. The server hands it the run's runtime, whose context is the one the client sent: a field the
 graph does not have is refused there, with the list of fields (the server itself would drop it
 silently). Called with no argument, a factory just returns the graph. `langgraph.json` lists the
-names as `graphs.registry:<name>`; it is derived from `BUILDERS` (`python -m graphs.registry`
+names as `graphs.registry:<name>`; it is derived from `BUILDERS` (`python -m reflexion_agents.graphs.registry`
 rewrites its `graphs`), and a test checks the two match.
 """
 
@@ -32,22 +32,22 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from langgraph.graph.state import CompiledStateGraph
 
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from graphs.react_agent import ReActAgent
-from graphs.structured_output_agent import StructuredOutputReflectionAgent
-from graphs.text2cypher_flow import FLOWS, Text2CypherFlow
-from graphs.wikipedia_react_agent import WikipediaReActAgent
-from nodes.run_context import checked_context
-from nodes.tools.arithmetic import ARITHMETIC_TOOLS
-from nodes.tools.wikipedia import WikipediaTools
-from nodes.tools.wikipedia_backends import LocalCorpus
-from schemas.errors import ConfigurationError
-from schemas.extraction import CarCollection
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.graphs.react_agent import ReActAgent
+from reflexion_agents.graphs.structured_output_agent import StructuredOutputReflectionAgent
+from reflexion_agents.graphs.text2cypher_flow import FLOWS, Text2CypherFlow
+from reflexion_agents.graphs.wikipedia_react_agent import WikipediaReActAgent
+from reflexion_agents.nodes.run_context import checked_context
+from reflexion_agents.nodes.tools.arithmetic import ARITHMETIC_TOOLS
+from reflexion_agents.nodes.tools.wikipedia import WikipediaTools
+from reflexion_agents.nodes.tools.wikipedia_backends import LocalCorpus
+from reflexion_agents.schemas.errors import ConfigurationError
+from reflexion_agents.schemas.extraction import CarCollection
 
 if TYPE_CHECKING:
     from langgraph_sdk.runtime import ServerRuntime
 
-MODULE = "graphs.registry"  # also when run as `python -m graphs.registry`
+MODULE = "reflexion_agents.graphs.registry"  # also when run as `python -m reflexion_agents.graphs.registry`
 LANGGRAPH_JSON = Path(__file__).resolve().parents[1] / "langgraph.json"
 WIKIPEDIA_ENV = "REFLEXION_WIKIPEDIA"
 
@@ -146,5 +146,5 @@ def write_langgraph_json(path: Path = LANGGRAPH_JSON) -> None:
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 
 
-if __name__ == "__main__":  # python -m graphs.registry [path/to/langgraph.json]
+if __name__ == "__main__":  # python -m reflexion_agents.graphs.registry [path/to/langgraph.json]
     write_langgraph_json(Path(sys.argv[1]) if len(sys.argv) > 1 else LANGGRAPH_JSON)

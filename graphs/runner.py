@@ -22,11 +22,11 @@ from langgraph.types import StreamMode
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
-from nodes.checkpoints import INTERRUPT, paused_on, resume_plan
-from nodes.common.reply import REPLY_NODE
-from nodes.run_context import checked_context
-from nodes.run_limits import limits_of
-from schemas.run_result import RunResult
+from reflexion_agents.nodes.checkpoints import INTERRUPT, paused_on, resume_plan
+from reflexion_agents.nodes.common.reply import REPLY_NODE
+from reflexion_agents.nodes.run_context import checked_context
+from reflexion_agents.nodes.run_limits import limits_of
+from reflexion_agents.schemas.run_result import RunResult
 
 ResultT = TypeVar("ResultT", bound=RunResult)
 

@@ -20,19 +20,19 @@ from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
-from graphs.action_loop_agent import ActionLoopAgent
-from graphs.runner import RunOptions
-from nodes.checkpoints import DURABLE
-from nodes.extraction.validation import read_extraction_reply, run_validation, validate_data
-from nodes.keyed_cache import KeyedCache
-from nodes.models.resolve import chat_model_from_env
-from nodes.prompts.extraction import EXTRACTION_SYSTEM_PROMPT, extraction_prompt
-from nodes.react.action_responder import ActionResponder
-from nodes.reflexion.steps import outcomes_of, usage_of_state
-from schemas.errors import ConfigurationError
-from schemas.extraction import ExtractionAttempt, ExtractionResult, ExtractionStopReason, RawExtraction
-from schemas.reflexion import ReflexionState, ToolOutcome, ToolRun
-from schemas.settings import EXTRACTION_DEFAULTS, ExtractionSettings, checked_settings
+from reflexion_agents.graphs.action_loop_agent import ActionLoopAgent
+from reflexion_agents.graphs.runner import RunOptions
+from reflexion_agents.nodes.checkpoints import DURABLE
+from reflexion_agents.nodes.extraction.validation import read_extraction_reply, run_validation, validate_data
+from reflexion_agents.nodes.keyed_cache import KeyedCache
+from reflexion_agents.nodes.models.resolve import chat_model_from_env
+from reflexion_agents.nodes.prompts.extraction import EXTRACTION_SYSTEM_PROMPT, extraction_prompt
+from reflexion_agents.nodes.react.action_responder import ActionResponder
+from reflexion_agents.nodes.reflexion.steps import outcomes_of, usage_of_state
+from reflexion_agents.schemas.errors import ConfigurationError
+from reflexion_agents.schemas.extraction import ExtractionAttempt, ExtractionResult, ExtractionStopReason, RawExtraction
+from reflexion_agents.schemas.reflexion import ReflexionState, ToolOutcome, ToolRun
+from reflexion_agents.schemas.settings import EXTRACTION_DEFAULTS, ExtractionSettings, checked_settings
 
 
 class StructuredOutputReflectionAgent(ActionLoopAgent[ExtractionResult]):

@@ -23,12 +23,12 @@ from typing import Any, Protocol, TypeAlias, get_args
 
 from langgraph.graph import END, START, StateGraph
 
-from graphs.labelled_routes import Exits, labelled
-from nodes.common.reply import REPLY_NODE
-from nodes.text2cypher import planner, routes, steps
-from nodes.text2cypher.context import FlowContext
-from schemas.run_context import Text2CypherContext
-from schemas.text2cypher import Flow, Text2CypherInput, Text2CypherOutput, Text2CypherState
+from reflexion_agents.graphs.labelled_routes import Exits, labelled
+from reflexion_agents.nodes.common.reply import REPLY_NODE
+from reflexion_agents.nodes.text2cypher import planner, routes, steps
+from reflexion_agents.nodes.text2cypher.context import FlowContext
+from reflexion_agents.schemas.run_context import Text2CypherContext
+from reflexion_agents.schemas.text2cypher import Flow, Text2CypherInput, Text2CypherOutput, Text2CypherState
 
 Step: TypeAlias = Callable[[Any, FlowContext], dict[str, Any]]
 Graph: TypeAlias = StateGraph[Any, Any, Any, Any]
@@ -193,4 +193,6 @@ FLOW_BUILDERS: dict[Flow, FlowBuilder] = {
 FLOWS: tuple[Flow, ...] = tuple(FLOW_BUILDERS)
 
 if set(FLOWS) != set(get_args(Flow)):  # mypy checks each key is a Flow; this, that each Flow has a builder
-    raise TypeError(f"schemas.text2cypher.Flow {get_args(Flow)} and FLOW_BUILDERS {FLOWS} name different flows")
+    raise TypeError(
+        f"reflexion_agents.schemas.text2cypher.Flow {get_args(Flow)} and FLOW_BUILDERS {FLOWS} name different flows"
+    )

@@ -21,20 +21,22 @@ from langchain_core.messages import BaseMessage
 from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import Unpack
 
-from graphs.runner import ResumeOptions, Runner, RunOptions
-from graphs.text2cypher_builders import FLOW_BUILDERS, Node, Step, Wiring
-from graphs.text2cypher_builders import FLOWS as FLOWS  # the registry's names; the CLI takes them from here
-from nodes.checkpoints import DURABLE, resolve_checkpointer
-from nodes.common.reply import reply_update
-from nodes.graphdb.connect import opened
-from nodes.graphdb.demo_data import is_movies_graph
-from nodes.graphdb.locations import default_connection_args
-from nodes.graphdb.protocol import GraphDatabase, graph_exists
-from nodes.graphdb.run_databases import RunDatabases
-from nodes.keyed_cache import KeyedCache
-from nodes.models.resolve import chat_model_from_env, resolve_chat_model
-from nodes.models.wire import without_surrogates
-from nodes.run_context import (
+from reflexion_agents.graphs.runner import ResumeOptions, Runner, RunOptions
+from reflexion_agents.graphs.text2cypher_builders import FLOW_BUILDERS, Node, Step, Wiring
+from reflexion_agents.graphs.text2cypher_builders import (
+    FLOWS as FLOWS,  # the registry's names; the CLI takes them from here
+)
+from reflexion_agents.nodes.checkpoints import DURABLE, resolve_checkpointer
+from reflexion_agents.nodes.common.reply import reply_update
+from reflexion_agents.nodes.graphdb.connect import opened
+from reflexion_agents.nodes.graphdb.demo_data import is_movies_graph
+from reflexion_agents.nodes.graphdb.locations import default_connection_args
+from reflexion_agents.nodes.graphdb.protocol import GraphDatabase, graph_exists
+from reflexion_agents.nodes.graphdb.run_databases import RunDatabases
+from reflexion_agents.nodes.keyed_cache import KeyedCache
+from reflexion_agents.nodes.models.resolve import chat_model_from_env, resolve_chat_model
+from reflexion_agents.nodes.models.wire import without_surrogates
+from reflexion_agents.nodes.run_context import (
     APPROVAL_ENV,
     current_context,
     env_flag,
@@ -43,15 +45,15 @@ from nodes.run_context import (
     started_context,
     stored_context,
 )
-from nodes.run_limits import recorded, recorded_limits, refuse_raised_limits, with_limits
-from nodes.settings_checks import checkpointer_setting
-from nodes.text2cypher import steps
-from nodes.text2cypher.context import FlowContext, usage_total
-from nodes.text2cypher.fewshots import SEED_EXAMPLES, Embedder, FewShotStore, MemoryFewShotStore
-from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
-from schemas.run_context import Text2CypherContext
-from schemas.settings import FLOW_DEFAULTS, FlowSettings, checked_settings
-from schemas.text2cypher import (
+from reflexion_agents.nodes.run_limits import recorded, recorded_limits, refuse_raised_limits, with_limits
+from reflexion_agents.nodes.settings_checks import checkpointer_setting
+from reflexion_agents.nodes.text2cypher import steps
+from reflexion_agents.nodes.text2cypher.context import FlowContext, usage_total
+from reflexion_agents.nodes.text2cypher.fewshots import SEED_EXAMPLES, Embedder, FewShotStore, MemoryFewShotStore
+from reflexion_agents.schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
+from reflexion_agents.schemas.run_context import Text2CypherContext
+from reflexion_agents.schemas.settings import FLOW_DEFAULTS, FlowSettings, checked_settings
+from reflexion_agents.schemas.text2cypher import (
     Attempt,
     Flow,
     SubAnswer,

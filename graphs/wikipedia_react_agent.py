@@ -22,22 +22,22 @@ from typing import Any, cast
 from langchain_core.messages import HumanMessage
 from typing_extensions import Unpack
 
-from graphs.action_loop_agent import ActionLoopAgent
-from graphs.runner import RunOptions
-from nodes.checkpoints import DURABLE
-from nodes.models.resolve import chat_model_from_env
-from nodes.prompts.react_text import REACT_PROMPT, STOP_SEQUENCES, question_text
-from nodes.react.action_responder import ActionResponder
-from nodes.react.results import react_result
-from nodes.react.text_protocol import read_text_reply
-from nodes.react.wikipedia_step import run_wikipedia_action
-from nodes.tools.functions import FINISH
-from nodes.tools.wikipedia import WikipediaTools
-from nodes.tools.wikipedia_backends import WikipediaBackend
-from schemas.errors import ConfigurationError
-from schemas.react import ReActAction, ReActResult, WikipediaReActState
-from schemas.reflexion import ReflexionState, ToolOutcome, ToolRun
-from schemas.settings import MAX_CALLS_LIMIT, WIKIPEDIA_DEFAULTS, WikipediaSettings, checked_settings
+from reflexion_agents.graphs.action_loop_agent import ActionLoopAgent
+from reflexion_agents.graphs.runner import RunOptions
+from reflexion_agents.nodes.checkpoints import DURABLE
+from reflexion_agents.nodes.models.resolve import chat_model_from_env
+from reflexion_agents.nodes.prompts.react_text import REACT_PROMPT, STOP_SEQUENCES, question_text
+from reflexion_agents.nodes.react.action_responder import ActionResponder
+from reflexion_agents.nodes.react.results import react_result
+from reflexion_agents.nodes.react.text_protocol import read_text_reply
+from reflexion_agents.nodes.react.wikipedia_step import run_wikipedia_action
+from reflexion_agents.nodes.tools.functions import FINISH
+from reflexion_agents.nodes.tools.wikipedia import WikipediaTools
+from reflexion_agents.nodes.tools.wikipedia_backends import WikipediaBackend
+from reflexion_agents.schemas.errors import ConfigurationError
+from reflexion_agents.schemas.react import ReActAction, ReActResult, WikipediaReActState
+from reflexion_agents.schemas.reflexion import ReflexionState, ToolOutcome, ToolRun
+from reflexion_agents.schemas.settings import MAX_CALLS_LIMIT, WIKIPEDIA_DEFAULTS, WikipediaSettings, checked_settings
 
 
 def check_max_calls(max_calls: Any) -> int:

@@ -39,7 +39,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from schemas.errors import ConfigurationError
+from reflexion_agents.schemas.errors import ConfigurationError
 
 CHECKPOINTS_ENV = "REFLEXION_CHECKPOINTS"
 #: The default for an agent's `checkpointer` argument: the durable store `$REFLEXION_CHECKPOINTS` names.
@@ -283,8 +283,8 @@ def resume_plan(
     continues it, None), or (None, its finished state) when there is nothing left to run."""
     from langgraph.types import Command
 
-    from nodes.common.approval import naming_the_query
-    from nodes.run_context import check_thread_graph
+    from reflexion_agents.nodes.common.approval import naming_the_query
+    from reflexion_agents.nodes.run_context import check_thread_graph
 
     if checkpointer is None:
         raise ConfigurationError("resuming needs a checkpointer: build it with the default or another one")

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from schemas.errors import ConfigurationError
+from reflexion_agents.schemas.errors import ConfigurationError
 
 C = TypeVar("C", bound=BaseModel)
 

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from schemas.errors import ConfigurationError
+from reflexion_agents.schemas.errors import ConfigurationError
 
 LIMITS_KEY = "__limits__"  # kept in a run's stored context (`run_context`), beside the context it began with
 #: Limits a resume may lower but not raise; None is "no limit".

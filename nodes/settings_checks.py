@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from schemas.errors import ConfigurationError
-from schemas.settings import checked_value
+from reflexion_agents.schemas.errors import ConfigurationError
+from reflexion_agents.schemas.settings import checked_value
 
 
 def whole_number(name: str, value: Any, *, low: int, high: int | None = None, none: bool = False) -> Any:
@@ -21,7 +21,7 @@ def whole_number(name: str, value: Any, *, low: int, high: int | None = None, no
 
 def checkpointer_setting(value: Any) -> Any:
     """A checkpointer: None, the durable default, or an object with LangGraph's saver methods."""
-    from nodes.checkpoints import DURABLE
+    from reflexion_agents.nodes.checkpoints import DURABLE
 
     if value is None or value == DURABLE or (hasattr(value, "get_tuple") and hasattr(value, "put")):
         return value

@@ -6,7 +6,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
-from schemas.reflexion import ReflexionAgentResult, StopReason
+from reflexion_agents.schemas.reflexion import ReflexionAgentResult, StopReason
 
 
 class GenerateQuery(BaseModel):

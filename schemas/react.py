@@ -6,9 +6,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from schemas.reflexion import ReflexionState, StopReason, TokenUsage
-from schemas.reply_text import stop_words
-from schemas.run_result import RunResult
+from reflexion_agents.schemas.reflexion import ReflexionState, StopReason, TokenUsage
+from reflexion_agents.schemas.reply_text import stop_words
+from reflexion_agents.schemas.run_result import RunResult
 
 
 class ReActAction(BaseModel):

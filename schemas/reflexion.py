@@ -14,9 +14,9 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from schemas.query_check import QueryCheck
-from schemas.reply_text import fenced, markdown_table, stop_words
-from schemas.run_result import RunResult
+from reflexion_agents.schemas.query_check import QueryCheck
+from reflexion_agents.schemas.reply_text import fenced, markdown_table, stop_words
+from reflexion_agents.schemas.run_result import RunResult
 
 StopReason = Literal[
     "max_steps",  # the step limit was reached; the best result so far is returned

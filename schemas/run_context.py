@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from schemas.graphdb import GRAPH_NAME_PATTERN
-from schemas.settings import AgentSettings, DatabaseSettings, FlowSettings, field_like, plain_number
+from reflexion_agents.schemas.graphdb import GRAPH_NAME_PATTERN
+from reflexion_agents.schemas.settings import AgentSettings, DatabaseSettings, FlowSettings, field_like, plain_number
 
 MODEL_HELP = (
     "Chat model as LangChain's init_chat_model names it, 'provider:model': 'openai:gpt-4.1-mini' (any "

@@ -25,8 +25,8 @@ from pydantic import AllowInfNan, BaseModel, ConfigDict, Field, Strict, Validati
 from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 
-from schemas.constants import AGENT_MAX_STEPS, EXTRACTION_MAX_RETRIES, MAX_STEPS_LIMIT, QUERY_TIMEOUT_S
-from schemas.errors import ConfigurationError
+from reflexion_agents.schemas.constants import AGENT_MAX_STEPS, EXTRACTION_MAX_RETRIES, MAX_STEPS_LIMIT, QUERY_TIMEOUT_S
+from reflexion_agents.schemas.errors import ConfigurationError
 
 __all__ = [
     "AGENT_DEFAULTS",

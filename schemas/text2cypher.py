@@ -9,12 +9,14 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field, field_validator
 from typing_extensions import TypedDict
 
-from schemas.constants import Flow as Flow  # the flows' names, in a module the CLI's parser reads cheaply
-from schemas.query_check import QueryCheck
-from schemas.query_check import ValueMapping as ValueMapping  # the flows' results name it
-from schemas.reflexion import TokenUsage
-from schemas.reply_text import stop_words
-from schemas.run_result import RunResult
+from reflexion_agents.schemas.constants import (
+    Flow as Flow,  # the flows' names, in a module the CLI's parser reads cheaply
+)
+from reflexion_agents.schemas.query_check import QueryCheck
+from reflexion_agents.schemas.query_check import ValueMapping as ValueMapping  # the flows' results name it
+from reflexion_agents.schemas.reflexion import TokenUsage
+from reflexion_agents.schemas.reply_text import stop_words
+from reflexion_agents.schemas.run_result import RunResult
 
 FlowStopReason = Literal[
     "answered",  # the rows were summarised into an answer

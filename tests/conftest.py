@@ -16,9 +16,9 @@ _SCRATCH = Path(tempfile.mkdtemp(prefix="reflexion-test-"))
 os.environ["REFLEXION_CHECKPOINTS"] = str(_SCRATCH / "checkpoints.sqlite")
 os.environ["REFLEXION_DATA_DIR"] = str(_SCRATCH / "falkordb")  # an embedded database opened by default stays here too
 
-from nodes.graphdb import FalkorDBGraph, ensure_movies_graph, load_cypher_script
-from nodes.graphdb.demo_data import SHOP_CYPHER
-from nodes.graphdb.embedded import EmbeddedFalkorDB
+from reflexion_agents.nodes.graphdb import FalkorDBGraph, ensure_movies_graph, load_cypher_script
+from reflexion_agents.nodes.graphdb.demo_data import SHOP_CYPHER
+from reflexion_agents.nodes.graphdb.embedded import EmbeddedFalkorDB
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from nodes.models import ScriptedChatModel, tool_reply
+from reflexion_agents.nodes.models import ScriptedChatModel, tool_reply
 
 
 def flow_model(**queues: list[Any]) -> ScriptedChatModel:

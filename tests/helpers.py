@@ -12,9 +12,9 @@ from typing import Any
 
 import redis
 
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from nodes.graphdb import FalkorDBGraph
-from nodes.models import ScriptedChatModel, tool_reply
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.nodes.graphdb import FalkorDBGraph
+from reflexion_agents.nodes.models import ScriptedChatModel, tool_reply
 from tests.openai_stub import tool_names
 
 TOM_HANKS_QUERY = "MATCH (p:Person {name: 'Tom Hanks'})-[:ACTED_IN]->(m:Movie) RETURN m.title AS title"
@@ -191,8 +191,8 @@ class PortableGraph:
 def mapped_values(db: Any, cypher: str, schema: Any = None) -> tuple[str, list[Any]]:
     """(the query with its literal values mapped to stored ones, the mappings made): the schema check
     with value mapping alone, as the flows and the agent run it before a query."""
-    from nodes.graphdb.graph_facts import GraphFacts
-    from nodes.graphdb.query_check import QueryChecker
+    from reflexion_agents.nodes.graphdb.graph_facts import GraphFacts
+    from reflexion_agents.nodes.graphdb.query_check import QueryChecker
 
     check = QueryChecker(GraphFacts(db, schema or db.schema()), repair=False).check(cypher)
     return check.query, check.mappings

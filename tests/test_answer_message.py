@@ -9,13 +9,13 @@ from typing import get_args
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from graphs.text2cypher_flow import Text2CypherFlow
-from nodes.models import ScriptedChatModel, tool_reply
-from schemas.extraction import ExtractionStopReason
-from schemas.kg_query import KGQueryStopReason
-from schemas.react import ReActStopReason
-from schemas.reply_text import STOP_WORDS, markdown_table
-from schemas.text2cypher import FlowStopReason
+from reflexion_agents.graphs.text2cypher_flow import Text2CypherFlow
+from reflexion_agents.nodes.models import ScriptedChatModel, tool_reply
+from reflexion_agents.schemas.extraction import ExtractionStopReason
+from reflexion_agents.schemas.kg_query import KGQueryStopReason
+from reflexion_agents.schemas.react import ReActStopReason
+from reflexion_agents.schemas.reply_text import STOP_WORDS, markdown_table
+from reflexion_agents.schemas.text2cypher import FlowStopReason
 from tests.helpers import TOM_HANKS_QUERY, closed_port, draft, make_agent, revise
 
 ALL_MOVIES = "MATCH (m:Movie) RETURN m.title AS title, m.released AS released ORDER BY title"

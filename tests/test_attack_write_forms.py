@@ -14,10 +14,10 @@ import pytest
 import redis
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from graphs.text2cypher_flow import Text2CypherFlow
-from nodes.graphdb import FalkorDBGraph
-from schemas.errors import GraphDatabaseError
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.graphs.text2cypher_flow import Text2CypherFlow
+from reflexion_agents.nodes.graphdb import FalkorDBGraph
+from reflexion_agents.schemas.errors import GraphDatabaseError
 from tests.flow_script import flow_model
 from tests.helpers import TOM_HANKS_QUERY, draft, make_agent, revise
 
@@ -196,7 +196,7 @@ class HookAgent(KGQueryReflexionAgent):
 
 
 def test_a_subclass_hook_never_sees_a_form(movies_db):
-    from nodes.models import ScriptedChatModel
+    from reflexion_agents.nodes.models import ScriptedChatModel
 
     def check(form: str) -> None:
         model = ScriptedChatModel(replies=[draft(form), revise(TOM_HANKS_QUERY, 9)])

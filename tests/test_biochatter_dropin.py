@@ -18,8 +18,8 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.output_parsers import PydanticToolsParser
 
-from graphs.engine import ResponderWithRetries
-from graphs.kg_query_agent import GenerateQuery, KGQueryReflexionAgent, ReviseQuery
+from reflexion_agents.graphs.engine import ResponderWithRetries
+from reflexion_agents.graphs.kg_query_agent import GenerateQuery, KGQueryReflexionAgent, ReviseQuery
 
 DRAFT = "MATCH (g:gene {name: 'EOMES'})-[:regulate]->(c:gene) RETURN DISTINCT c.name LIMIT 5"
 WIDER = "MATCH (g:gene {name: 'EOMES'})-[]->(c) RETURN DISTINCT c.name, labels(c) LIMIT 5"
@@ -145,7 +145,7 @@ async def test_execute_async(kgQueryAgent):
 
 
 def test_positional_arguments_in_the_old_order_are_refused_with_a_clear_error():
-    from schemas.errors import ConfigurationError
+    from reflexion_agents.schemas.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError, match="conversation_factory first"):
         KGQueryReflexionAgent({"backend": "falkordb"}, lambda: ChatOpenAIMock())

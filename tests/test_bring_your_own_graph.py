@@ -10,9 +10,9 @@ import uuid
 
 import pytest
 
-from graphs.cli import main
-from nodes.graphdb import FalkorDBGraph
-from nodes.graphdb.demo_data import SHOP_CYPHER, SHOP_DIR
+from reflexion_agents.graphs.cli import main
+from reflexion_agents.nodes.graphdb import FalkorDBGraph
+from reflexion_agents.nodes.graphdb.demo_data import SHOP_CYPHER, SHOP_DIR
 from tests.helpers import graph_fingerprint
 from tests.loopback import LoopbackServer
 

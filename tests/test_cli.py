@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from graphs.cli import main
-from schemas.errors import DatabaseUnavailableError
+from reflexion_agents.graphs.cli import main
+from reflexion_agents.schemas.errors import DatabaseUnavailableError
 from tests.helpers import TOM_HANKS_QUERY, flow_replies
 from tests.openai_stub import OpenAIStub, multiply_then_finish
 
@@ -51,7 +51,7 @@ def test_missing_model_key_and_a_down_database_have_their_exit_codes(monkeypatch
     def unreachable(connection_args):
         raise DatabaseUnavailableError("FalkorDB at 127.0.0.1:1 is unreachable")
 
-    monkeypatch.setattr("graphs.cli.ask.connect", unreachable)
+    monkeypatch.setattr("reflexion_agents.graphs.cli.ask.connect", unreachable)
     assert main(["ask", "anything", "--graph", "movies"]) == 3
     assert "Database unavailable: FalkorDB at 127.0.0.1:1" in capsys.readouterr().err
     monkeypatch.setenv("REFLEXION_DATABASE_URL", "falkordb://127.0.0.1:1")  # the environment's database, down
@@ -112,11 +112,23 @@ def test_extract_validates_against_a_schema_and_reports_failures(monkeypatch, ca
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
         assert main(["extract", "I own a Fiat Panda with 45Hp.", "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["value"] == cars
-        assert main(["extract", "text", "--schema", "schemas.extraction:NoSuchModel"]) == 2
+        assert main(["extract", "text", "--schema", "reflexion_agents.schemas.extraction:NoSuchModel"]) == 2
         assert "cannot import the schema" in capsys.readouterr().err
     with OpenAIStub(lambda request: {"text": "no JSON at all"}) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
-        assert main(["extract", "I own a Fiat Panda.", "--schema", "schemas.extraction:Car", "--max-retries", "0"]) == 1
+        assert (
+            main(
+                [
+                    "extract",
+                    "I own a Fiat Panda.",
+                    "--schema",
+                    "reflexion_agents.schemas.extraction:Car",
+                    "--max-retries",
+                    "0",
+                ]
+            )
+            == 1
+        )
     assert "No valid output" in capsys.readouterr().out
 
 
@@ -151,7 +163,7 @@ def test_every_reflexion_command_in_the_readme_parses_as_written():
     import shlex
     from pathlib import Path
 
-    from graphs.cli import parser
+    from reflexion_agents.graphs.cli import parser
 
     readme = Path(__file__).resolve().parents[1] / "README.md"
     lines = [line.split("  #")[0].strip() for line in readme.read_text().splitlines()]

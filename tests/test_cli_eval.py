@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from graphs.cli import main
+from reflexion_agents.graphs.cli import main
 from tests.helpers import graph_fingerprint
 
 
@@ -148,7 +148,7 @@ def test_an_interrupted_run_keeps_the_questions_it_finished(data_dir, tmp_path, 
     def interrupt(report):  # the run is stopped once every question has finished, before the files are written
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("graphs.cli.evaluate.markdown", interrupt)
+    monkeypatch.setattr("reflexion_agents.graphs.cli.evaluate.markdown", interrupt)
     assert run_eval(data_dir, tmp_path, "--model", "oracle", "--limit", "12") == 130
     (log,) = tmp_path.glob("*.jsonl")
     lines = [json.loads(line) for line in log.read_text().splitlines()]

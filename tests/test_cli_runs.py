@@ -9,9 +9,9 @@ import uuid
 
 import pytest
 
-from graphs.cli import main
-from graphs.cli.serve import offline_environment, serve_command
-from nodes.graphdb import FalkorDBGraph
+from reflexion_agents.graphs.cli import main
+from reflexion_agents.graphs.cli.serve import offline_environment, serve_command
+from reflexion_agents.nodes.graphdb import FalkorDBGraph
 from tests.helpers import TOM_HANKS_QUERY, flow_replies
 from tests.openai_stub import OpenAIStub
 
@@ -137,7 +137,7 @@ def test_serve_runs_langgraph_dev_offline_and_keeps_what_the_user_set():
 
 
 def test_csv_values_are_read_strictly_and_malformed_files_are_refused(tmp_path, capsys, data_dir, falkordb_server):
-    from nodes.graphdb.csv_loader import typed
+    from reflexion_agents.nodes.graphdb.csv_loader import typed
 
     assert [typed(v) for v in ["42", "-7", "1936.5", "true", ""]] == [42, -7, 1936.5, True, None]
     assert [typed(v) for v in ["007", "NaN", "inf", "1_000", " 42 ", "123456789012345678901234567890"]] == [
@@ -229,7 +229,7 @@ def test_an_unusable_checkpoint_file_is_a_configuration_error(stub, capsys, monk
     ],
 )
 def test_database_urls_name_host_port_credentials_and_graph(url, expected):
-    from nodes.graphdb.locations import connection_args_from_url
+    from reflexion_agents.nodes.graphdb.locations import connection_args_from_url
 
     args = connection_args_from_url(url)
     assert {k: args[k] for k in expected} == expected
@@ -239,8 +239,8 @@ def test_database_urls_name_host_port_credentials_and_graph(url, expected):
     "url", ["falkordb://h:notaport", "falkordb://h:99999", "bolt://h?database=x", "http://h", "falkordb://"]
 )
 def test_a_bad_database_url_is_a_configuration_error(url):
-    from nodes.graphdb.locations import connection_args_from_url
-    from schemas.errors import ConfigurationError
+    from reflexion_agents.nodes.graphdb.locations import connection_args_from_url
+    from reflexion_agents.schemas.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError):
         connection_args_from_url(url)

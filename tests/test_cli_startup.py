@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from graphs.cli import parser
+from reflexion_agents.graphs.cli import parser
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = (
@@ -44,7 +44,7 @@ COMMANDS = sorted(_subcommands(parser()))
 
 def reflexion(*args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     """Run the command line in a fresh process: its result, and the top-level packages it imported."""
-    command = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "graphs.cli"]
+    command = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "reflexion_agents.graphs.cli"]
     env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}  # `-X importtime`: every module imported, on stderr
     done = subprocess.run([*command, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
     modules = {
@@ -94,10 +94,10 @@ def _option(command: str, option: str) -> argparse.Action:
 
 
 def test_the_parser_offers_the_flows_and_agents_the_commands_run():
-    from graphs.cli.ask import ASKABLE
-    from graphs.evaluation import AGENTS
-    from graphs.text2cypher_flow import FLOWS
-    from schemas.constants import FLOW_NAMES
+    from reflexion_agents.graphs.cli.ask import ASKABLE
+    from reflexion_agents.graphs.evaluation import AGENTS
+    from reflexion_agents.graphs.text2cypher_flow import FLOWS
+    from reflexion_agents.schemas.constants import FLOW_NAMES
 
     assert FLOW_NAMES == FLOWS
     assert list(_option("ask", "--flow").choices or []) == list(ASKABLE)
@@ -106,10 +106,10 @@ def test_the_parser_offers_the_flows_and_agents_the_commands_run():
 
 
 def test_the_parser_shows_the_defaults_the_settings_and_commands_hold():
-    from graphs import evaluation
-    from graphs.cli.serve import DEFAULT_HOST, DEFAULT_PORT
-    from nodes.models import resolve
-    from schemas.settings import AGENT_DEFAULTS, EXTRACTION_DEFAULTS, ExtractionSettings, setting_help
+    from reflexion_agents.graphs import evaluation
+    from reflexion_agents.graphs.cli.serve import DEFAULT_HOST, DEFAULT_PORT
+    from reflexion_agents.nodes.models import resolve
+    from reflexion_agents.schemas.settings import AGENT_DEFAULTS, EXTRACTION_DEFAULTS, ExtractionSettings, setting_help
 
     retries = _option("extract", "--max-retries")
     assert retries.default == EXTRACTION_DEFAULTS.max_retries
@@ -124,33 +124,35 @@ def test_the_parser_shows_the_defaults_the_settings_and_commands_hold():
 def test_each_command_runs_the_function_of_its_module():
     import importlib
 
-    from graphs.cli import LazyCommand
+    from reflexion_agents.graphs.cli import LazyCommand
 
     in_modules = 0
     for command, sub in _subcommands(parser()).items():
         run = sub.get_default("run")
         assert callable(run), command
         if isinstance(run, LazyCommand):  # the others (draw, serve) run in graphs.cli itself
-            assert callable(getattr(importlib.import_module(f"graphs.cli.{run.module}"), run.name)), command
+            assert callable(getattr(importlib.import_module(f"reflexion_agents.graphs.cli.{run.module}"), run.name)), (
+                command
+            )
             in_modules += 1
     assert in_modules == 10  # every command but draw and serve
 
 
 GRAPHDB_CHECK = """
 import sys
-import nodes.graphdb
-import nodes.graphdb.locations
+import reflexion_agents.nodes.graphdb
+import reflexion_agents.nodes.graphdb.locations
 assert not {"neo4j", "falkordb", "numpy", "pydantic"} & set(sys.modules), sorted(sys.modules)
-from nodes.graphdb.connect import open_database  # binds the submodule `connect` on the package first
-from nodes.graphdb import connect, Neo4jGraph
-assert callable(connect) and connect.__module__ == "nodes.graphdb.connect", connect
-assert Neo4jGraph.__module__ == "nodes.graphdb.neo4j_graph" and "neo4j" in sys.modules
+from reflexion_agents.nodes.graphdb.connect import open_database  # binds the submodule `connect` on the package first
+from reflexion_agents.nodes.graphdb import connect, Neo4jGraph
+assert callable(connect) and connect.__module__ == "reflexion_agents.nodes.graphdb.connect", connect
+assert Neo4jGraph.__module__ == "reflexion_agents.nodes.graphdb.neo4j_graph" and "neo4j" in sys.modules
 namespace = {}
-exec("from nodes.graphdb import *", namespace)
-assert sorted(set(namespace) - {"__builtins__"}) == sorted(nodes.graphdb.__all__)
-assert set(nodes.graphdb.__all__) <= set(dir(nodes.graphdb))
+exec("from reflexion_agents.nodes.graphdb import *", namespace)
+assert sorted(set(namespace) - {"__builtins__"}) == sorted(reflexion_agents.nodes.graphdb.__all__)
+assert set(reflexion_agents.nodes.graphdb.__all__) <= set(dir(reflexion_agents.nodes.graphdb))
 try:
-    nodes.graphdb.no_such_name
+    reflexion_agents.nodes.graphdb.no_such_name
 except AttributeError:
     pass
 else:

@@ -18,9 +18,15 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.cli import main, parser
-from graphs.cli.exit_codes import EXIT_ANSWERED, EXIT_CONFIGURATION, EXIT_DATABASE, EXIT_INTERRUPTED, EXIT_NO_ANSWER
-from schemas.errors import ConfigurationError
+from reflexion_agents.graphs.cli import main, parser
+from reflexion_agents.graphs.cli.exit_codes import (
+    EXIT_ANSWERED,
+    EXIT_CONFIGURATION,
+    EXIT_DATABASE,
+    EXIT_INTERRUPTED,
+    EXIT_NO_ANSWER,
+)
+from reflexion_agents.schemas.errors import ConfigurationError
 from tests.helpers import TOM_HANKS_QUERY, draft, make_agent
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,7 +84,7 @@ def test_an_interrupted_ask_says_which_thread_to_resume(monkeypatch, capsys, giv
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("graphs.cli.ask.runner", interrupted)
+    monkeypatch.setattr("reflexion_agents.graphs.cli.ask.runner", interrupted)
     assert main(["ask", "Who directed The Matrix?", *given]) == EXIT_INTERRUPTED
     said = capsys.readouterr().err
     thread = given[1] if given else re.search(r"reflexion resume ([0-9a-f]{32})`", said).group(1)
@@ -108,14 +114,14 @@ def test_make_run_passes_the_question_through_as_typed(tmp_path):
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().splitlines()[-1] == json.dumps(["-m", "graphs.main", question])
+    assert done.stdout.strip().splitlines()[-1] == json.dumps(["-m", "reflexion_agents.graphs.main", question])
 
 
 def test_a_model_server_that_cannot_be_reached_is_named(movies_db):
     """The real OpenAI client pointed at a closed port: its "Connection error." comes with the address."""
     from langchain_openai import ChatOpenAI
 
-    from graphs.kg_query_agent import KGQueryReflexionAgent
+    from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
     from tests.helpers import closed_port
 
     address = f"http://127.0.0.1:{closed_port()}/v1"

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from graphs.cli import main
-from nodes.checkpoints import sqlite_checkpointer
+from reflexion_agents.graphs.cli import main
+from reflexion_agents.nodes.checkpoints import sqlite_checkpointer
 from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, make_agent, revise
 
 

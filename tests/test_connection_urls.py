@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from graphs.text2cypher_flow import Text2CypherFlow
-from nodes.graphdb.connect import connect, where
-from nodes.models import ScriptedChatModel, tool_reply
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.graphs.text2cypher_flow import Text2CypherFlow
+from reflexion_agents.nodes.graphdb.connect import connect, where
+from reflexion_agents.nodes.models import ScriptedChatModel, tool_reply
 from tests.helpers import TOM_HANKS_QUERY, closed_port, draft, revise
 
 
@@ -63,15 +63,15 @@ def test_an_unreachable_falkordb_url_is_named_as_falkordb():
     ],
 )
 def test_a_server_given_twice_in_two_ways_that_differ_is_refused(args, said):
-    from schemas.errors import ConfigurationError
+    from reflexion_agents.schemas.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError, match=said):
         connect(args)
 
 
 def test_a_password_in_a_url_never_reaches_a_message(monkeypatch):
-    from nodes.graphdb.locations import check_allowed_database
-    from schemas.errors import ConfigurationError
+    from reflexion_agents.nodes.graphdb.locations import check_allowed_database
+    from reflexion_agents.schemas.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError) as bad_port:
         connect({"url": "falkordb://admin:s3cret@h:99999/g"})

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from nodes.graphdb import FalkorDBGraph
-from nodes.graphdb import falkordb_graph as falkordb_module
-from nodes.graphdb.embedded import EmbeddedFalkorDB, answers_ping
-from nodes.graphdb.quarantine import QUARANTINE_FILE
-from schemas.errors import CypherSyntaxError, QueryError
+from reflexion_agents.nodes.graphdb import FalkorDBGraph
+from reflexion_agents.nodes.graphdb import falkordb_graph as falkordb_module
+from reflexion_agents.nodes.graphdb.embedded import EmbeddedFalkorDB, answers_ping
+from reflexion_agents.nodes.graphdb.quarantine import QUARANTINE_FILE
+from reflexion_agents.schemas.errors import CypherSyntaxError, QueryError
 from tests.helpers import TOM_HANKS_QUERY, draft, make_agent, revise
 
 # (procedure call, what it yields)
@@ -125,8 +125,8 @@ def test_a_query_that_crashed_the_server_is_never_sent_again(own_server, monkeyp
     # another process on the same data directory refuses it too
     script = (
         "import sys\n"
-        "from nodes.graphdb import FalkorDBGraph, falkordb_graph\n"
-        "from nodes.graphdb.embedded import EmbeddedFalkorDB\n"
+        "from reflexion_agents.nodes.graphdb import FalkorDBGraph, falkordb_graph\n"
+        "from reflexion_agents.nodes.graphdb.embedded import EmbeddedFalkorDB\n"
         "falkordb_graph.refuse_crashing_forms = lambda cypher: None\n"
         "server = EmbeddedFalkorDB.start(sys.argv[1])\n"
         "db = FalkorDBGraph('movies', host=server.host, port=server.port, server=server)\n"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from langchain_core.messages import ToolMessage
 
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from nodes.checkpoints import sqlite_checkpointer
-from nodes.models import ScriptedChatModel
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.nodes.checkpoints import sqlite_checkpointer
+from reflexion_agents.nodes.models import ScriptedChatModel
 from tests.helpers import HANG_GUARD_S, TOM_HANKS_QUERY, revise, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,10 +25,10 @@ CHILD = textwrap.dedent(
     """
     import os, sys, time
     from pathlib import Path
-    from graphs.kg_query_agent import KGQueryReflexionAgent
-    from nodes.checkpoints import sqlite_checkpointer
-    from nodes.graphdb import FalkorDBGraph
-    from nodes.models import ScriptedChatModel
+    from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+    from reflexion_agents.nodes.checkpoints import sqlite_checkpointer
+    from reflexion_agents.nodes.graphdb import FalkorDBGraph
+    from reflexion_agents.nodes.models import ScriptedChatModel
     from tests.helpers import draft, revise
 
     host, port, marker = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])

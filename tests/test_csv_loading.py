@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 
-from graphs.cli import main
-from nodes.graphdb import FalkorDBGraph
+from reflexion_agents.graphs.cli import main
+from reflexion_agents.nodes.graphdb import FalkorDBGraph
 
 
 @pytest.fixture
@@ -161,8 +161,8 @@ def test_a_refused_row_far_down_a_file_refuses_the_load_before_anything_is_writt
     graph, tmp_path, last_row, options, said
 ):
     """Rows are read a batch at a time; a refusal on the last row still writes no row before it."""
-    from nodes.graphdb.csv_loader import load_nodes_csv
-    from schemas.errors import ConfigurationError
+    from reflexion_agents.nodes.graphdb.csv_loader import load_nodes_csv
+    from reflexion_agents.schemas.errors import ConfigurationError
 
     name, db = graph
     items = tmp_path / "items.csv"

@@ -17,10 +17,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from graphs.text2cypher_flow import Text2CypherFlow
-from nodes.graphdb import FalkorDBGraph
-from nodes.graphdb.embedded import AOF_DIR, RDB_FILE, EmbeddedFalkorDB
-from nodes.text2cypher.fewshots import EXAMPLE_LABEL, FewShotStore
+from reflexion_agents.graphs.text2cypher_flow import Text2CypherFlow
+from reflexion_agents.nodes.graphdb import FalkorDBGraph
+from reflexion_agents.nodes.graphdb.embedded import AOF_DIR, RDB_FILE, EmbeddedFalkorDB
+from reflexion_agents.nodes.text2cypher.fewshots import EXAMPLE_LABEL, FewShotStore
 from tests.flow_script import flow_model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,7 +32,7 @@ OK = {"answerable": True, "reason": "people and their movies"}
 def reflexion(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The `reflexion` command line, in a process of its own, on `data_dir`."""
     env = {**os.environ, "REFLEXION_DATA_DIR": str(data_dir)}
-    command = [sys.executable, "-c", "from graphs.cli import main; raise SystemExit(main())", *args]
+    command = [sys.executable, "-c", "from reflexion_agents.graphs.cli import main; raise SystemExit(main())", *args]
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -91,7 +91,7 @@ def test_a_load_and_an_examples_load_survive_kill_9_right_after(tmp_path):
 
 def test_an_example_the_flow_learned_survives_kill_9_right_after(tmp_path):
     db = FalkorDBGraph.embedded("movies", data_dir=str(tmp_path))
-    from nodes.graphdb.demo_data import ensure_movies_graph
+    from reflexion_agents.nodes.graphdb.demo_data import ensure_movies_graph
 
     ensure_movies_graph(db)
     wrong = "MATCH (p:Person {name: 'Tom Hanks'})-[:DIRECTED]->(m:Movie) RETURN m.title AS title"

@@ -9,11 +9,11 @@ import uuid
 import pytest
 from langchain_core.messages import AIMessage
 
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from graphs.text2cypher_flow import Text2CypherFlow
-from nodes.checkpoints import ThreadedSqliteSaver, durable_checkpointer
-from nodes.models import ScriptedChatModel
-from schemas.errors import ConfigurationError
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.graphs.text2cypher_flow import Text2CypherFlow
+from reflexion_agents.nodes.checkpoints import ThreadedSqliteSaver, durable_checkpointer
+from reflexion_agents.nodes.models import ScriptedChatModel
+from reflexion_agents.schemas.errors import ConfigurationError
 from tests.flow_script import flow_model
 from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, graph_fingerprint, keep, make_agent, revise
 from tests.openai_stub import OpenAIStub

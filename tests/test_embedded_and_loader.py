@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 
-from nodes.graphdb import FalkorDBGraph, connect, load_cypher_script
-from nodes.graphdb.cypher_script import translate_schema_statement
-from nodes.graphdb.cypher_text import split_statements
-from nodes.graphdb.demo_data import MOVIES_CYPHER
-from nodes.graphdb.embedded import EmbeddedFalkorDB
+from reflexion_agents.nodes.graphdb import FalkorDBGraph, connect, load_cypher_script
+from reflexion_agents.nodes.graphdb.cypher_script import translate_schema_statement
+from reflexion_agents.nodes.graphdb.cypher_text import split_statements
+from reflexion_agents.nodes.graphdb.demo_data import MOVIES_CYPHER
+from reflexion_agents.nodes.graphdb.embedded import EmbeddedFalkorDB
 
 
 def test_split_statements_respects_strings_and_comments():
@@ -74,7 +74,7 @@ def test_a_second_user_of_the_same_directory_reuses_the_server(tmp_path):
 def test_a_script_that_is_not_utf8_is_a_configuration_error_naming_it(movies_db, tmp_path):
     import pytest
 
-    from schemas.errors import ConfigurationError
+    from reflexion_agents.schemas.errors import ConfigurationError
 
     script = tmp_path / "latin1.cypher"
     script.write_bytes("CREATE (:Person {name: 'José'})".encode("latin-1"))

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from nodes.graphdb.embedded import STATE_FILE, EmbeddedFalkorDB
-from nodes.graphdb.falkordb_graph import FalkorDBGraph
+from reflexion_agents.nodes.graphdb.embedded import STATE_FILE, EmbeddedFalkorDB
+from reflexion_agents.nodes.graphdb.falkordb_graph import FalkorDBGraph
 from tests.helpers import HANG_GUARD_S, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,7 +38,7 @@ for number, default in ((signal.SIGHUP, signal.SIG_DFL), (signal.SIGTERM, signal
                         (signal.SIGINT, signal.default_int_handler)):
     if signal.getsignal(number) == signal.SIG_IGN:
         signal.signal(number, default)
-from nodes.graphdb.embedded import EmbeddedFalkorDB
+from reflexion_agents.nodes.graphdb.embedded import EmbeddedFalkorDB
 server = EmbeddedFalkorDB.start(sys.argv[1])
 print(server.port, server.owned, flush=True)
 sys.stdin.readline()
@@ -173,8 +173,8 @@ def _descriptors() -> int:
 
 
 def test_runs_naming_many_graphs_do_not_leak_connections(movies_db, falkordb_server):
-    from graphs.kg_query_agent import KGQueryReflexionAgent
-    from graphs.text2cypher_flow import Text2CypherFlow
+    from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+    from reflexion_agents.graphs.text2cypher_flow import Text2CypherFlow
     from tests.flow_script import flow_model
 
     for args in (
@@ -194,8 +194,8 @@ def test_runs_naming_many_graphs_do_not_leak_connections(movies_db, falkordb_ser
 
 
 def test_a_live_agent_answers_again_after_its_embedded_server_was_killed(tmp_path):
-    from graphs.kg_query_agent import KGQueryReflexionAgent
-    from nodes.models import ScriptedChatModel
+    from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+    from reflexion_agents.nodes.models import ScriptedChatModel
     from tests.helpers import TOM_HANKS_QUERY, draft, revise
 
     model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, 9)] * 2)

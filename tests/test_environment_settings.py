@@ -7,10 +7,10 @@ import importlib.util
 import pytest
 from langchain_openai import ChatOpenAI
 
-from graphs.cli import main
-from nodes.graphdb.locations import default_connection_args
-from nodes.models.resolve import chat_model_from_env
-from schemas.errors import ConfigurationError
+from reflexion_agents.graphs.cli import main
+from reflexion_agents.nodes.graphdb.locations import default_connection_args
+from reflexion_agents.nodes.models.resolve import chat_model_from_env
+from reflexion_agents.schemas.errors import ConfigurationError
 from tests.helpers import closed_port, kg_model
 from tests.openai_stub import OpenAIStub
 
@@ -108,8 +108,8 @@ def test_ask_about_a_graph_that_does_not_exist_exits_2(clean_env, capsys, falkor
 
 @pytest.mark.parametrize("value", ["maybe", "2", "enable", "tru", "Y E S"])
 def test_an_unreadable_approval_setting_is_refused_rather_than_read_as_off(clean_env, value):
-    from graphs.kg_query_agent import KGQueryReflexionAgent
-    from graphs.text2cypher_flow import Text2CypherFlow
+    from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+    from reflexion_agents.graphs.text2cypher_flow import Text2CypherFlow
 
     clean_env.setenv("REFLEXION_REQUIRE_APPROVAL", value)
     for build in (
@@ -122,7 +122,7 @@ def test_an_unreadable_approval_setting_is_refused_rather_than_read_as_off(clean
 
 @pytest.mark.parametrize(("value", "on"), [("1", True), ("ON", True), (" yes ", True), ("off", False), ("", False)])
 def test_the_approval_setting_reads_the_usual_words(clean_env, value, on):
-    from graphs.kg_query_agent import KGQueryReflexionAgent
+    from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
 
     clean_env.setenv("REFLEXION_REQUIRE_APPROVAL", value)
     assert KGQueryReflexionAgent(conversation_factory=lambda: None, checkpointer=None).require_approval is on

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.cli import main
-from graphs.evaluation import evaluate
-from nodes.evaluation.dataset import load_dataset
-from nodes.evaluation.gold import PATTERN_AS_VALUE, reason_for
-from nodes.evaluation.report import markdown
-from nodes.graphdb.demo_data import SHOP_QUESTIONS_CSV
-from schemas.errors import ConfigurationError, CypherSyntaxError, QueryError
+from reflexion_agents.graphs.cli import main
+from reflexion_agents.graphs.evaluation import evaluate
+from reflexion_agents.nodes.evaluation.dataset import load_dataset
+from reflexion_agents.nodes.evaluation.gold import PATTERN_AS_VALUE, reason_for
+from reflexion_agents.nodes.evaluation.report import markdown
+from reflexion_agents.nodes.graphdb.demo_data import SHOP_QUESTIONS_CSV
+from reflexion_agents.schemas.errors import ConfigurationError, CypherSyntaxError, QueryError
 
 
 async def test_a_dataset_written_for_another_graph_is_refused_unless_forced(movies_db, shop_db):
@@ -70,7 +70,7 @@ async def test_the_summary_lists_every_exclusion_group(movies_db):
 
 
 def test_mostly_empty_gold_results_are_refused_even_with_the_graphs_own_names():
-    from nodes.evaluation.fit import Fit
+    from reflexion_agents.nodes.evaluation.fit import Fit
 
     assert not Fit(queries=20, foreign=0, unknown_names=[], runnable=20, empty=11).fits
     assert Fit(queries=20, foreign=0, unknown_names=[], runnable=20, empty=10).fits

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.evaluation.scoring import normalise_value, rows_match, sort_columns
+from reflexion_agents.nodes.evaluation.scoring import normalise_value, rows_match, sort_columns
 
 UNORDERED = "MATCH (m:Movie) RETURN m.title AS title, m.released AS year"
 ORDERED = "MATCH (m:Movie) RETURN m.title AS title, m.released AS year ORDER BY year DESC"

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.graphdb import FalkorDBGraph
-from schemas.errors import CypherSyntaxError, GraphNotFoundError, QueryError, QueryTimeoutError, WriteQueryRefusedError
+from reflexion_agents.nodes.graphdb import FalkorDBGraph
+from reflexion_agents.schemas.errors import (
+    CypherSyntaxError,
+    GraphNotFoundError,
+    QueryError,
+    QueryTimeoutError,
+    WriteQueryRefusedError,
+)
 from tests.helpers import graph_fingerprint, seconds
 
 WRITES = {
@@ -128,7 +134,7 @@ def test_row_cap_stops_a_return_star_query_in_the_database(movies_db):
 
 
 def test_a_relationship_type_too_slow_to_sample_is_kept_without_its_endpoints(movies_db, caplog):
-    from nodes.graphdb.introspect import SAMPLE_TIMEOUT_S, sample_schema
+    from reflexion_agents.nodes.graphdb.introspect import SAMPLE_TIMEOUT_S, sample_schema
 
     db = movies_db.sibling("rare_relationship")
     try:  # 300,000 nodes, one relationship between the last two: no label sample shows it, a search must

@@ -8,10 +8,10 @@ import re
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.evaluation import evaluate
-from graphs.text2cypher_flow import Text2CypherFlow
-from nodes.evaluation.dataset import EvalItem
-from nodes.models import ScriptedChatModel, tool_reply
+from reflexion_agents.graphs.evaluation import evaluate
+from reflexion_agents.graphs.text2cypher_flow import Text2CypherFlow
+from reflexion_agents.nodes.evaluation.dataset import EvalItem
+from reflexion_agents.nodes.models import ScriptedChatModel, tool_reply
 from tests.flow_script import asked, flow_model
 
 OK = {"answerable": True}

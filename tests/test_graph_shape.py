@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from graphs import registry
+from reflexion_agents.graphs import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,7 +46,9 @@ def test_every_agent_and_flow_is_registered():
 
 def test_langgraph_json_lists_exactly_the_registry():
     listed = json.loads((ROOT / "langgraph.json").read_text())["graphs"]
-    assert listed == registry.langgraph_graphs(), "langgraph.json is stale: run python -m graphs.registry"
+    assert listed == registry.langgraph_graphs(), (
+        "langgraph.json is stale: run python -m reflexion_agents.graphs.registry"
+    )
 
 
 @pytest.mark.parametrize("name", registry.names())
@@ -63,7 +65,7 @@ def test_each_langgraph_json_entry_builds_a_compiled_graph_without_a_model_or_da
 
 def test_importing_the_registry_builds_nothing_and_a_graph_is_built_on_first_use():
     script = (
-        "from graphs import registry as r; before = dict(r._built); r.graph('react_tools'); "
+        "from reflexion_agents.graphs import registry as r; before = dict(r._built); r.graph('react_tools'); "
         "print(len(before), sorted(r._built))"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT).stdout
@@ -71,7 +73,7 @@ def test_importing_the_registry_builds_nothing_and_a_graph_is_built_on_first_use
 
 
 def test_an_unknown_name_is_a_configuration_error_naming_the_graphs():
-    from schemas.errors import ConfigurationError
+    from reflexion_agents.schemas.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError, match="unknown graph 'nope'; the graphs are kg_reflexion"):
         registry.graph("nope")
@@ -103,7 +105,7 @@ def test_the_picture_shows_the_loop_and_every_way_out_each_labelled_with_what_ta
 
 
 def test_the_labels_say_the_agents_own_threshold_and_stop_rule():
-    from graphs.kg_query_agent import KGQueryReflexionAgent
+    from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
 
     agent = KGQueryReflexionAgent(
         lambda: None, score_threshold=8.5, trust_non_empty_result=False, connection_args={}, checkpointer=None

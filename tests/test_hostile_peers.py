@@ -23,12 +23,12 @@ from typing import Any
 
 import pytest
 
-from graphs.cli import main
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from graphs.text2cypher_flow import FLOWS, Text2CypherFlow
-from nodes.graphdb import Neo4jGraph
-from nodes.models import ScriptedChatModel
-from schemas.errors import DatabaseUnavailableError, QueryTimeoutError
+from reflexion_agents.graphs.cli import main
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.graphs.text2cypher_flow import FLOWS, Text2CypherFlow
+from reflexion_agents.nodes.graphdb import Neo4jGraph
+from reflexion_agents.nodes.models import ScriptedChatModel
+from reflexion_agents.schemas.errors import DatabaseUnavailableError, QueryTimeoutError
 from tests.helpers import HANG_GUARD_S, latest, seconds
 from tests.loopback import TcpPeer
 
@@ -340,8 +340,8 @@ def test_the_kg_agent_ends_tool_unavailable_on_a_redis_server_without_falkordb(p
 def test_a_silent_falkordb_peer_is_unavailable_within_the_connect_timeout(falkordb_server):
     import redis
 
-    from nodes.graphdb import FalkorDBGraph
-    from schemas.errors import DatabaseUnavailableError
+    from reflexion_agents.nodes.graphdb import FalkorDBGraph
+    from reflexion_agents.schemas.errors import DatabaseUnavailableError
 
     client = redis.Redis(host=falkordb_server.host, port=falkordb_server.port)
     trivial = seconds(client.info)  # a new client's connection and handshake to a real server

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from nodes.graphdb import FalkorDBGraph, load_cypher_script
-from nodes.graphdb.embedded import EmbeddedFalkorDB
-from nodes.graphdb.index_expressions import guard_index_expressions
-from schemas.errors import QueryError
+from reflexion_agents.nodes.graphdb import FalkorDBGraph, load_cypher_script
+from reflexion_agents.nodes.graphdb.embedded import EmbeddedFalkorDB
+from reflexion_agents.nodes.graphdb.index_expressions import guard_index_expressions
+from reflexion_agents.schemas.errors import QueryError
 
 
 @pytest.mark.parametrize(

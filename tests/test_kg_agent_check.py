@@ -8,8 +8,8 @@ from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from nodes.models import ScriptedChatModel
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.nodes.models import ScriptedChatModel
 from tests.helpers import draft, keep, make_agent, revise
 from tests.openai_stub import OpenAIStub, tool_names
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from nodes.models import ScriptedChatModel
-from schemas.errors import ConfigurationError
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.nodes.models import ScriptedChatModel
+from reflexion_agents.schemas.errors import ConfigurationError
 from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, keep, make_agent, revise, seconds
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage
 
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from nodes.models import ScriptedChatModel, tool_reply
-from schemas.errors import WriteQueryRefusedError
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.nodes.models import ScriptedChatModel, tool_reply
+from reflexion_agents.schemas.errors import WriteQueryRefusedError
 from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, keep, make_agent, revise
 
 

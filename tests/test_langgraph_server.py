@@ -20,7 +20,7 @@ import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
-from graphs import registry
+from reflexion_agents.graphs import registry
 from tests.helpers import TOM_HANKS_QUERY, graph_fingerprint, last_query_shown
 from tests.openai_stub import OpenAIStub, tool_names
 
@@ -76,7 +76,7 @@ def server(falkordb_server, movies_db, tmp_path_factory) -> Iterator[tuple[str, 
         }
         log = (tmp_path_factory.mktemp("server-log") / "server.log").open("w")
         process = subprocess.Popen(
-            [sys.executable, "-m", "graphs.cli", "serve", "--port", str(port)],
+            [sys.executable, "-m", "reflexion_agents.graphs.cli", "serve", "--port", str(port)],
             cwd=tmp_path_factory.mktemp("server-cwd"),
             env=env,
             stdout=log,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.graphdb.cypher_text import called_procedures, lexical_write
+from reflexion_agents.nodes.graphdb.cypher_text import called_procedures, lexical_write
 
 REFUSED = [
     "MATCH (n) DETACH DELETE n",

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from graphs.cli import main
-from nodes.graphdb import FalkorDBGraph
-from nodes.graphdb.load_csv import iter_csv_rows
+from reflexion_agents.graphs.cli import main
+from reflexion_agents.nodes.graphdb import FalkorDBGraph
+from reflexion_agents.nodes.graphdb.load_csv import iter_csv_rows
 
 HOST_FILE = "/etc/passwd"
 LEAD_OUT = "leads to"

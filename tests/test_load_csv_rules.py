@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.graphdb.cypher_text import statements_with_lines
-from nodes.graphdb.load_csv import csv_rows, parse_load_csv, read_csv_source
-from schemas.errors import ConfigurationError
+from reflexion_agents.nodes.graphdb.cypher_text import statements_with_lines
+from reflexion_agents.nodes.graphdb.load_csv import csv_rows, parse_load_csv, read_csv_source
+from reflexion_agents.schemas.errors import ConfigurationError
 
 
 def test_values_are_strings_quoted_commas_kept_missing_fields_null_extra_fields_dropped():

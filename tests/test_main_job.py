@@ -18,7 +18,12 @@ def run_main(env_extra: dict[str, str], *args: str) -> subprocess.CompletedProce
     env["REFLEXION_CHECKPOINTS"] = os.environ["REFLEXION_CHECKPOINTS"]  # the suite's scratch file, not the user's
     env.update(env_extra)
     return subprocess.run(
-        [sys.executable, "-m", "graphs.main", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "reflexion_agents.graphs.main", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

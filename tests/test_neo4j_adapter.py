@@ -14,8 +14,8 @@ import pytest
 from neo4j import graph as neo4j_graph
 from neo4j.exceptions import Neo4jError, ServiceUnavailable
 
-from nodes.graphdb import Neo4jGraph, connect
-from schemas.errors import (
+from reflexion_agents.nodes.graphdb import Neo4jGraph, connect
+from reflexion_agents.schemas.errors import (
     ConfigurationError,
     CypherSyntaxError,
     DatabaseUnavailableError,

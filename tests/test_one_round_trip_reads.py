@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from schemas.errors import CypherSyntaxError, QueryError, QueryTimeoutError, WriteQueryRefusedError
+from reflexion_agents.schemas.errors import CypherSyntaxError, QueryError, QueryTimeoutError, WriteQueryRefusedError
 from tests.helpers import ServerCommands, graph_fingerprint, wait_until
 
 

@@ -34,13 +34,13 @@ from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg.rows import dict_row
 
-from graphs.cli import main
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from nodes import checkpoints
-from nodes.checkpoints import durable_checkpointer, postgres_checkpointer, redacted_url
-from nodes.graphdb import FalkorDBGraph
-from nodes.models import ScriptedChatModel
-from schemas.errors import ConfigurationError
+from reflexion_agents.graphs.cli import main
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.nodes import checkpoints
+from reflexion_agents.nodes.checkpoints import durable_checkpointer, postgres_checkpointer, redacted_url
+from reflexion_agents.nodes.graphdb import FalkorDBGraph
+from reflexion_agents.nodes.models import ScriptedChatModel
+from reflexion_agents.schemas.errors import ConfigurationError
 from tests.helpers import EMPTY_QUERY, HANG_GUARD_S, SLACK_S, TOM_HANKS_QUERY, draft, keep, revise
 from tests.openai_stub import OpenAIStub, tool_names
 
@@ -158,7 +158,7 @@ def cli_env(
 
 def cli(env: dict[str, str], data_dir: str, *args: str) -> subprocess.Popen[str]:
     """`reflexion --data-dir DATA_DIR ARGS...` in a process of its own."""
-    command = [sys.executable, "-m", "graphs.cli", "--data-dir", data_dir, *args]
+    command = [sys.executable, "-m", "reflexion_agents.graphs.cli", "--data-dir", data_dir, *args]
     pipe = subprocess.PIPE
     return subprocess.Popen(command, cwd=REPO, env=env, stdout=pipe, stderr=pipe, text=True)
 

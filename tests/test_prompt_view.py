@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from nodes.reflexion.prompt_view import judges_error, prompt_messages
-from schemas.errors import ConfigurationError
+from reflexion_agents.nodes.reflexion.prompt_view import judges_error, prompt_messages
+from reflexion_agents.schemas.errors import ConfigurationError
 from tests.helpers import draft, make_agent, revise
 
 QUERIES = [f"MATCH (m:Movie) RETURN m.title AS title ORDER BY title LIMIT {n}" for n in (21, 22, 23, 24)]

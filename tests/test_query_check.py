@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.evaluation.faults import FAULTS, MODEL_FAULTS
-from nodes.graphdb.cypher_patterns import read_query
-from nodes.graphdb.graph_facts import GraphFacts
-from nodes.graphdb.query_check import QueryChecker
-from schemas.errors import QueryTimeoutError
+from reflexion_agents.nodes.evaluation.faults import FAULTS, MODEL_FAULTS
+from reflexion_agents.nodes.graphdb.cypher_patterns import read_query
+from reflexion_agents.nodes.graphdb.graph_facts import GraphFacts
+from reflexion_agents.nodes.graphdb.query_check import QueryChecker
+from reflexion_agents.schemas.errors import QueryTimeoutError
 
 KEANU = "MATCH (p:Person {name: 'Keanu Reeves'})-[r:ACTED_IN]->(m:Movie) RETURN m.title AS title, r.roles AS roles"
 SHOP_SUPPLIERS = (
@@ -155,8 +155,8 @@ def test_the_check_of_a_long_hostile_query_stays_quick_and_never_raises(movies_c
 def test_the_check_asks_neo4j_through_its_adapter_and_repairs_the_same():
     """Neo4j's adapter (EXPLAIN gate, READ sessions) answers the check's look-ups; a stand-in driver
     returns the neo4j package's own records, as a server with the movies graph would."""
-    from nodes.graphdb import Neo4jGraph
-    from schemas.graphdb import GraphSchema, NodeLabelInfo, PropertyInfo, RelationshipInfo
+    from reflexion_agents.nodes.graphdb import Neo4jGraph
+    from reflexion_agents.schemas.graphdb import GraphSchema, NodeLabelInfo, PropertyInfo, RelationshipInfo
     from tests.neo4j_fakes import FakeDriver, FakeResult
 
     class MoviesServer(FakeDriver):

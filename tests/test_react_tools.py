@@ -9,11 +9,11 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.react_agent import ReActAgent
-from nodes.models import ScriptedChatModel, tool_reply
-from nodes.tools.arithmetic import ARITHMETIC_TOOLS, multiply
-from nodes.tools.call_expression import FunctionExpression
-from schemas.errors import ConfigurationError
+from reflexion_agents.graphs.react_agent import ReActAgent
+from reflexion_agents.nodes.models import ScriptedChatModel, tool_reply
+from reflexion_agents.nodes.tools.arithmetic import ARITHMETIC_TOOLS, multiply
+from reflexion_agents.nodes.tools.call_expression import FunctionExpression
+from reflexion_agents.schemas.errors import ConfigurationError
 from tests.openai_stub import OpenAIStub, tool_names
 
 QUESTION = "What is 465 times 321 then add 95297 and then divide by 13.2?"

@@ -6,11 +6,11 @@ import pytest
 from langchain_core.messages import SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.wikipedia_react_agent import WikipediaReActAgent
-from nodes.models import ScriptedChatModel
-from nodes.prompts.react_text import CORRECTIVE_MESSAGE, REACT_PROMPT, STOP_SEQUENCES
-from nodes.tools.wikipedia import WikipediaTools
-from schemas.errors import ConfigurationError
+from reflexion_agents.graphs.wikipedia_react_agent import WikipediaReActAgent
+from reflexion_agents.nodes.models import ScriptedChatModel
+from reflexion_agents.nodes.prompts.react_text import CORRECTIVE_MESSAGE, REACT_PROMPT, STOP_SEQUENCES
+from reflexion_agents.nodes.tools.wikipedia import WikipediaTools
+from reflexion_agents.schemas.errors import ConfigurationError
 from tests.openai_stub import OpenAIStub
 
 PERCY = (

@@ -7,10 +7,10 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel, Field
 
-from graphs.engine import ReflexionAgent
-from nodes.common.responder import Responder
-from nodes.models import ScriptedChatModel, tool_reply
-from nodes.reflexion.steps import last_tool_call_id
+from reflexion_agents.graphs.engine import ReflexionAgent
+from reflexion_agents.nodes.common.responder import Responder
+from reflexion_agents.nodes.models import ScriptedChatModel, tool_reply
+from reflexion_agents.nodes.reflexion.steps import last_tool_call_id
 
 
 class Draft(BaseModel):

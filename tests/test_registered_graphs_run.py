@@ -8,8 +8,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 
-from graphs import registry
-from nodes.keyed_cache import KeyedCache
+from reflexion_agents.graphs import registry
+from reflexion_agents.nodes.keyed_cache import KeyedCache
 from tests.openai_stub import OpenAIStub, multiply_then_finish
 
 
@@ -47,9 +47,9 @@ def test_the_structured_output_graph_extracts_from_a_message(monkeypatch):
 
 
 def test_a_run_takes_its_step_limit_from_its_context_up_to_the_agents_ceiling():
-    from graphs.react_agent import ReActAgent
-    from nodes.models import ScriptedChatModel, tool_reply
-    from nodes.tools.arithmetic import ARITHMETIC_TOOLS
+    from reflexion_agents.graphs.react_agent import ReActAgent
+    from reflexion_agents.nodes.models import ScriptedChatModel, tool_reply
+    from reflexion_agents.nodes.tools.arithmetic import ARITHMETIC_TOOLS
 
     model = ScriptedChatModel(default=tool_reply("add", {"a": 1, "b": 1}))
     agent = ReActAgent(ARITHMETIC_TOOLS, lambda: model, max_steps=4)
@@ -64,9 +64,9 @@ def test_a_run_takes_its_step_limit_from_its_context_up_to_the_agents_ceiling():
 
 
 def test_an_empty_message_ends_the_run_with_a_typed_stop_and_no_model_call():
-    from graphs.structured_output_agent import StructuredOutputReflectionAgent
-    from nodes.models import ScriptedChatModel
-    from schemas.extraction import CarCollection
+    from reflexion_agents.graphs.structured_output_agent import StructuredOutputReflectionAgent
+    from reflexion_agents.nodes.models import ScriptedChatModel
+    from reflexion_agents.schemas.extraction import CarCollection
 
     model = ScriptedChatModel(replies=[])
     graph = StructuredOutputReflectionAgent(CarCollection, lambda: model, checkpointer=None).graph

@@ -29,17 +29,17 @@ from typing import Any, get_args
 import pytest
 from langchain_core.messages import HumanMessage
 
-from graphs import registry
-from nodes.graphdb import FalkorDBGraph
-from nodes.graphdb.run_databases import RunDatabases
-from nodes.keyed_cache import KeyedCache
-from nodes.react.results import react_result
-from nodes.tools.wikipedia import WikipediaTools
-from nodes.tools.wikipedia_backends import LocalCorpus, MediaWikiAPI
-from schemas.extraction import ExtractionStopReason
-from schemas.kg_query import KGQueryStopReason
-from schemas.react import ReActStopReason
-from schemas.text2cypher import FlowStopReason
+from reflexion_agents.graphs import registry
+from reflexion_agents.nodes.graphdb import FalkorDBGraph
+from reflexion_agents.nodes.graphdb.run_databases import RunDatabases
+from reflexion_agents.nodes.keyed_cache import KeyedCache
+from reflexion_agents.nodes.react.results import react_result
+from reflexion_agents.nodes.tools.wikipedia import WikipediaTools
+from reflexion_agents.nodes.tools.wikipedia_backends import LocalCorpus, MediaWikiAPI
+from reflexion_agents.schemas.extraction import ExtractionStopReason
+from reflexion_agents.schemas.kg_query import KGQueryStopReason
+from reflexion_agents.schemas.react import ReActStopReason
+from reflexion_agents.schemas.text2cypher import FlowStopReason
 from tests.helpers import graph_fingerprint
 from tests.openai_stub import OpenAIStub
 from tests.reply_fuzz import FuzzModel

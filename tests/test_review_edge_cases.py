@@ -8,13 +8,13 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from nodes.common.responder import parse_reply
-from nodes.graphdb.embedded import EmbeddedFalkorDB
-from nodes.models import ScriptedChatModel
-from nodes.reflexion.scoring import parse_score
-from schemas.errors import WriteQueryRefusedError
-from schemas.kg_query import GenerateQuery
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.nodes.common.responder import parse_reply
+from reflexion_agents.nodes.graphdb.embedded import EmbeddedFalkorDB
+from reflexion_agents.nodes.models import ScriptedChatModel
+from reflexion_agents.nodes.reflexion.scoring import parse_score
+from reflexion_agents.schemas.errors import WriteQueryRefusedError
+from reflexion_agents.schemas.kg_query import GenerateQuery
 from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, keep, revise
 
 MEG_RYAN_QUERY = TOM_HANKS_QUERY.replace("Tom Hanks", "Meg Ryan")

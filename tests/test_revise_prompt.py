@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from nodes.models import ScriptedChatModel, tool_reply
-from nodes.prompts import BioCypherPromptEngine
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.nodes.models import ScriptedChatModel, tool_reply
+from reflexion_agents.nodes.prompts import BioCypherPromptEngine
 
 QUESTION = "Which seafood products are there, and which company supplies each?"
 ARROW = re.compile(r"\(:(\w+)\)-\[:(\w+)[^\]]*\]->\(:(\w+)\)")

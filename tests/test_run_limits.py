@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from langchain_core.messages import ToolMessage
 
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from graphs.text2cypher_flow import Text2CypherFlow
-from nodes.checkpoints import ThreadedSqliteSaver
-from nodes.models import ScriptedChatModel
-from schemas.errors import ConfigurationError
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.graphs.text2cypher_flow import Text2CypherFlow
+from reflexion_agents.nodes.checkpoints import ThreadedSqliteSaver
+from reflexion_agents.nodes.models import ScriptedChatModel
+from reflexion_agents.schemas.errors import ConfigurationError
 from tests.flow_script import flow_model
 from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, graph_fingerprint, revise
 from tests.openai_stub import OpenAIStub
@@ -155,7 +155,7 @@ def cli_env(stub: OpenAIStub, falkordb_server: Any, checkpoints: Path) -> dict[s
 
 def reflexion(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "graphs.cli", *args],
+        [sys.executable, "-m", "reflexion_agents.graphs.cli", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -183,7 +183,7 @@ def test_cli_ask_killed_then_resume_stops_at_the_asked_step_limit(falkordb_serve
             [
                 sys.executable,
                 "-m",
-                "graphs.cli",
+                "reflexion_agents.graphs.cli",
                 "ask",
                 "Who is nobody?",
                 "--max-steps",

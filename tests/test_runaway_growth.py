@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from nodes.graphdb import FalkorDBGraph
-from nodes.graphdb import falkordb_graph as falkordb_module
-from nodes.graphdb.embedded import EmbeddedFalkorDB
-from schemas.errors import CypherSyntaxError, QueryError
+from reflexion_agents.nodes.graphdb import FalkorDBGraph
+from reflexion_agents.nodes.graphdb import falkordb_graph as falkordb_module
+from reflexion_agents.nodes.graphdb.embedded import EmbeddedFalkorDB
+from reflexion_agents.schemas.errors import CypherSyntaxError, QueryError
 
 BOUNDS = [
     ("MATCH (m:Movie) WITH count(m) AS c", "c * 1000000"),

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 import redis
 
-from nodes.graphdb import FalkorDBGraph
-from nodes.graphdb import falkordb_graph as falkordb_module
-from nodes.graphdb.cypher_text import refuse_unsendable
-from nodes.graphdb.embedded import EmbeddedFalkorDB
-from schemas.errors import CypherSyntaxError, QueryError
+from reflexion_agents.nodes.graphdb import FalkorDBGraph
+from reflexion_agents.nodes.graphdb import falkordb_graph as falkordb_module
+from reflexion_agents.nodes.graphdb.cypher_text import refuse_unsendable
+from reflexion_agents.nodes.graphdb.embedded import EmbeddedFalkorDB
+from reflexion_agents.schemas.errors import CypherSyntaxError, QueryError
 from tests.helpers import (
     HANG_GUARD_S,
     TOM_HANKS_QUERY,
@@ -174,7 +174,7 @@ def test_several_abandoned_runaways_do_not_hold_up_other_clients(small_server):
 
 
 def test_a_full_queue_is_said_to_be_a_busy_database_not_a_syntax_error(tmp_path, monkeypatch):
-    from schemas.errors import DatabaseUnavailableError
+    from reflexion_agents.schemas.errors import DatabaseUnavailableError
 
     monkeypatch.setenv("REFLEXION_DB_THREADS", "1")
     server = EmbeddedFalkorDB.start(tmp_path / "queue")
@@ -259,7 +259,7 @@ def test_the_agent_answers_a_model_that_guards_its_query_with_a_negative_id(movi
     ],
 )
 def test_only_ordered_comparisons_of_id_are_rewritten(query, sent):
-    from nodes.graphdb.id_ranges import guard_id_ranges
+    from reflexion_agents.nodes.graphdb.id_ranges import guard_id_ranges
 
     assert guard_id_ranges(query) == (sent or query)
 
@@ -270,7 +270,7 @@ def test_columns_are_named_as_the_query_was_written(movies_db):
 
 
 def test_the_guard_scans_a_long_query_in_linear_time():
-    from nodes.graphdb.id_ranges import guard_id_ranges
+    from reflexion_agents.nodes.graphdb.id_ranges import guard_id_ranges
 
     query = "RETURN " + "id(n)+" * 3300 + "1"  # near the 20,000-character cap: thousands of calls
     started = time.process_time()

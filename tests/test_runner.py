@@ -9,13 +9,13 @@ import threading
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.react_agent import ReActAgent
-from graphs.structured_output_agent import StructuredOutputReflectionAgent
-from nodes.models import ScriptedChatModel, tool_reply
-from nodes.tools.arithmetic import ARITHMETIC_TOOLS
-from schemas.errors import ConfigurationError
-from schemas.extraction import CarCollection
-from schemas.run_result import RunResult
+from reflexion_agents.graphs.react_agent import ReActAgent
+from reflexion_agents.graphs.structured_output_agent import StructuredOutputReflectionAgent
+from reflexion_agents.nodes.models import ScriptedChatModel, tool_reply
+from reflexion_agents.nodes.tools.arithmetic import ARITHMETIC_TOOLS
+from reflexion_agents.schemas.errors import ConfigurationError
+from reflexion_agents.schemas.extraction import CarCollection
+from reflexion_agents.schemas.run_result import RunResult
 from tests.helpers import TOM_HANKS_QUERY, draft, make_agent, revise
 
 CARS = {"cars": [{"brand": "Fiat", "model": "Panda", "power": 45}]}
@@ -121,8 +121,8 @@ def test_a_run_context_is_parsed_as_json_clients_send_it_and_still_bounded():
 
 
 def test_a_paused_run_exits_1_whatever_ran_before_the_pause():
-    from graphs.cli.exit_codes import EXIT_NO_ANSWER, exit_code
-    from schemas.kg_query import KGQueryResult
+    from reflexion_agents.graphs.cli.exit_codes import EXIT_NO_ANSWER, exit_code
+    from reflexion_agents.schemas.kg_query import KGQueryResult
 
     paused = KGQueryResult(answer="MATCH (n) RETURN n", tool_result=[], stop_reason="awaiting_approval")
     assert exit_code(paused.model_copy(update={"pending_approval": {"query": "MATCH (m) RETURN m"}})) == EXIT_NO_ANSWER
@@ -131,7 +131,7 @@ def test_a_paused_run_exits_1_whatever_ran_before_the_pause():
 
 def test_a_knowledge_graph_subclass_ends_runs_with_a_stop_reason_of_its_own(movies_db):
     """As a user would extend the agent: stop as soon as a query returns at least ten rows."""
-    from graphs.kg_query_agent import KGQueryReflexionAgent
+    from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
 
     class EnoughRows(KGQueryReflexionAgent):
         def _stop_reason(self, state):

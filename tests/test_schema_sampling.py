@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from benchmarks.harness import TimedDatabase
-from nodes.common.schema_text import schema_text
-from nodes.graphdb import FalkorDBGraph
-from nodes.graphdb.embedded import EmbeddedFalkorDB
-from nodes.graphdb.introspect import sample_schema
-from schemas.graphdb import GraphSchema
+from reflexion_agents.nodes.common.schema_text import schema_text
+from reflexion_agents.nodes.graphdb import FalkorDBGraph
+from reflexion_agents.nodes.graphdb.embedded import EmbeddedFalkorDB
+from reflexion_agents.nodes.graphdb.introspect import sample_schema
+from reflexion_agents.schemas.graphdb import GraphSchema
 
 # label: (nodes, property map over the node's position `u`); "" is a node without a label
 NODES = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from langchain_openai import ChatOpenAI
 
-from graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
 from tests.helpers import TOM_HANKS_QUERY, draft, keep, make_agent, revise
 from tests.openai_stub import OpenAIStub, revision_scoring_model
 

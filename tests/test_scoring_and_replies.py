@@ -7,10 +7,10 @@ import math
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from nodes.common.responder import Responder, parse_reply
-from nodes.models import ScriptedChatModel, tool_reply
-from nodes.reflexion.scoring import parse_score
-from schemas.kg_query import GenerateQuery, ReviseQuery
+from reflexion_agents.nodes.common.responder import Responder, parse_reply
+from reflexion_agents.nodes.models import ScriptedChatModel, tool_reply
+from reflexion_agents.nodes.reflexion.scoring import parse_score
+from reflexion_agents.schemas.kg_query import GenerateQuery, ReviseQuery
 
 
 @pytest.mark.parametrize(

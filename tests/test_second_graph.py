@@ -9,12 +9,12 @@ import csv
 import pytest
 from langchain_core.messages import BaseMessage
 
-from graphs.evaluation import evaluate
-from graphs.text2cypher_flow import FLOWS, Text2CypherFlow
-from nodes.evaluation.dataset import load_dataset
-from nodes.graphdb.demo_data import SHOP_QUESTIONS_CSV
-from nodes.models import ScriptedChatModel, tool_reply
-from nodes.text2cypher.fewshots import SEED_EXAMPLES
+from reflexion_agents.graphs.evaluation import evaluate
+from reflexion_agents.graphs.text2cypher_flow import FLOWS, Text2CypherFlow
+from reflexion_agents.nodes.evaluation.dataset import load_dataset
+from reflexion_agents.nodes.graphdb.demo_data import SHOP_QUESTIONS_CSV
+from reflexion_agents.nodes.models import ScriptedChatModel, tool_reply
+from reflexion_agents.nodes.text2cypher.fewshots import SEED_EXAMPLES
 from tests.helpers import graph_fingerprint
 
 MOVIES_EXAMPLE_QUESTIONS = [row["question"] for row in csv.DictReader(SEED_EXAMPLES.open(encoding="utf-8"))]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from langchain_openai import ChatOpenAI
 
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from nodes.graphdb.demo_data import MOVIES_SCHEMA_CONFIG
-from nodes.prompts import BioCypherPromptEngine, schema_from_biocypher
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.nodes.graphdb.demo_data import MOVIES_SCHEMA_CONFIG
+from reflexion_agents.nodes.prompts import BioCypherPromptEngine, schema_from_biocypher
 from tests.helpers import TOM_HANKS_QUERY, kg_model
 from tests.openai_stub import OpenAIStub
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
-from nodes.run_context import checked_context
-from nodes.settings_checks import whole_number
-from schemas.errors import ConfigurationError
-from schemas.run_context import AgentContext, DatabaseContext, KGQueryContext, Text2CypherContext
-from schemas.settings import (
+from reflexion_agents.nodes.run_context import checked_context
+from reflexion_agents.nodes.settings_checks import whole_number
+from reflexion_agents.schemas.errors import ConfigurationError
+from reflexion_agents.schemas.run_context import AgentContext, DatabaseContext, KGQueryContext, Text2CypherContext
+from reflexion_agents.schemas.settings import (
     AGENT_DEFAULTS,
     EXTRACTION_DEFAULTS,
     FLOW_DEFAULTS,
@@ -206,10 +206,10 @@ def test_the_defaults_are_the_ones_the_constructors_had():
 
 
 def test_the_old_constants_are_the_models_defaults():
-    from nodes.graphdb import protocol
-    from nodes.reflexion import stop_rules
-    from nodes.text2cypher import schema_pruning
-    from nodes.tools import cypher
+    from reflexion_agents.nodes.graphdb import protocol
+    from reflexion_agents.nodes.reflexion import stop_rules
+    from reflexion_agents.nodes.text2cypher import schema_pruning
+    from reflexion_agents.nodes.tools import cypher
 
     # the stop rules keep no defaults of their own: every limit comes from the caller's settings
     assert not any(hasattr(stop_rules, name) for name in ("DEFAULT_MAX_STEPS", "DEFAULT_SCORE_THRESHOLD"))

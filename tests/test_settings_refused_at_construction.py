@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from graphs.text2cypher_flow import Text2CypherFlow
-from schemas.errors import ConfigurationError
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.graphs.text2cypher_flow import Text2CypherFlow
+from reflexion_agents.schemas.errors import ConfigurationError
 
 
 @pytest.mark.parametrize(

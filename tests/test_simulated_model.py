@@ -12,12 +12,12 @@ from collections import Counter
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from graphs.cli import SIMULATED_RATES
-from graphs.evaluation import evaluate
-from nodes.evaluation.dataset import load_dataset
-from nodes.evaluation.faults import MODEL_FAULTS
-from nodes.evaluation.oracle import CURRENT_RUN
-from nodes.evaluation.simulated import (
+from reflexion_agents.graphs.cli import SIMULATED_RATES
+from reflexion_agents.graphs.evaluation import evaluate
+from reflexion_agents.nodes.evaluation.dataset import load_dataset
+from reflexion_agents.nodes.evaluation.faults import MODEL_FAULTS
+from reflexion_agents.nodes.evaluation.oracle import CURRENT_RUN
+from reflexion_agents.nodes.evaluation.simulated import (
     RATES,
     Misbehaviour,
     SimulatedChatModel,
@@ -73,7 +73,7 @@ def revise_request(shown: str) -> list:
 
 
 def reply_to(model, messages):
-    from schemas.kg_query import ReviseQuery
+    from reflexion_agents.schemas.kg_query import ReviseQuery
 
     bound = model.bind_tools([ReviseQuery])
     return bound.invoke(messages)

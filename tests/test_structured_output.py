@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from graphs.structured_output_agent import StructuredOutputReflectionAgent
-from nodes.models import ScriptedChatModel, tool_reply
-from schemas.errors import ConfigurationError
-from schemas.extraction import Car, CarCollection
+from reflexion_agents.graphs.structured_output_agent import StructuredOutputReflectionAgent
+from reflexion_agents.nodes.models import ScriptedChatModel, tool_reply
+from reflexion_agents.schemas.errors import ConfigurationError
+from reflexion_agents.schemas.extraction import Car, CarCollection
 from tests.openai_stub import OpenAIStub
 
 PASSAGE = "I own two cars: a Fiat Panda with 45Hp and a Honda Civic with 330Hp."

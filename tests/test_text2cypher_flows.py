@@ -6,10 +6,10 @@ import uuid
 
 import pytest
 
-from graphs.text2cypher_flow import Text2CypherFlow
-from nodes.graphdb import FalkorDBGraph
-from nodes.text2cypher.fewshots import SEED_EXAMPLES, FewShotStore
-from schemas.errors import ConfigurationError
+from reflexion_agents.graphs.text2cypher_flow import Text2CypherFlow
+from reflexion_agents.nodes.graphdb import FalkorDBGraph
+from reflexion_agents.nodes.text2cypher.fewshots import SEED_EXAMPLES, FewShotStore
+from reflexion_agents.schemas.errors import ConfigurationError
 from tests.flow_script import asked, flow_model
 from tests.helpers import PortableGraph, graph_fingerprint
 
@@ -399,8 +399,8 @@ def test_every_flow_ends_on_its_budget_with_the_best_answer_so_far(
 def test_each_flow_is_built_from_the_registry_and_its_flags_match_its_wiring():
     from typing import get_args
 
-    from graphs.text2cypher_builders import FLOW_BUILDERS, FLOWS, Wiring
-    from schemas.text2cypher import Flow
+    from reflexion_agents.graphs.text2cypher_builders import FLOW_BUILDERS, FLOWS, Wiring
+    from reflexion_agents.schemas.text2cypher import Flow
 
     assert tuple(FLOW_BUILDERS) == FLOWS and set(FLOWS) == set(get_args(Flow))
 

@@ -7,13 +7,13 @@ import uuid
 
 import pytest
 
-from nodes.common.schema_text import schema_text
-from nodes.graphdb import FalkorDBGraph
-from nodes.graphdb.cypher_patterns import read_query
-from nodes.graphdb.value_matching import closest_value
-from nodes.text2cypher.fewshots import SEED_EXAMPLES, FewShotStore, question_key
-from nodes.text2cypher.schema_pruning import prune_schema
-from schemas.graphdb import GraphSchema, NodeLabelInfo, PropertyInfo, RelationshipInfo
+from reflexion_agents.nodes.common.schema_text import schema_text
+from reflexion_agents.nodes.graphdb import FalkorDBGraph
+from reflexion_agents.nodes.graphdb.cypher_patterns import read_query
+from reflexion_agents.nodes.graphdb.value_matching import closest_value
+from reflexion_agents.nodes.text2cypher.fewshots import SEED_EXAMPLES, FewShotStore, question_key
+from reflexion_agents.nodes.text2cypher.schema_pruning import prune_schema
+from reflexion_agents.schemas.graphdb import GraphSchema, NodeLabelInfo, PropertyInfo, RelationshipInfo
 from tests.helpers import PortableGraph, mapped_values
 
 
@@ -91,7 +91,7 @@ def test_a_schema_too_big_for_the_prompt_is_pruned_to_what_the_question_needs():
 
 
 def test_a_relationship_without_sampled_endpoints_survives_pruning_and_reaches_the_guardrail():
-    from nodes.prompts.text2cypher import domain_text
+    from reflexion_agents.nodes.prompts.text2cypher import domain_text
 
     schema = big_schema(400)
     schema = schema.model_copy(
@@ -162,8 +162,8 @@ def test_the_check_looks_each_literal_up_once(movies_db):
             self.queries += 1
             return movies_db.query(*args, **kwargs)
 
-    from nodes.graphdb.graph_facts import GraphFacts
-    from nodes.graphdb.query_check import QueryChecker
+    from reflexion_agents.nodes.graphdb.graph_facts import GraphFacts
+    from reflexion_agents.nodes.graphdb.query_check import QueryChecker
 
     db = Counting()
     checker = QueryChecker(GraphFacts(db, movies_db.schema()))
@@ -175,7 +175,7 @@ def test_the_check_looks_each_literal_up_once(movies_db):
 
 def flow_context(db, *, corrects: bool, evaluates: bool, model=None, store=None, max_llm_calls: int = 12):
     """A FlowContext by hand, with every field given, as `Text2CypherFlow._make_context` gives them."""
-    from nodes.text2cypher.context import FlowContext
+    from reflexion_agents.nodes.text2cypher.context import FlowContext
     from tests.flow_script import flow_model
 
     return FlowContext(
@@ -212,7 +212,7 @@ def flow_context(db, *, corrects: bool, evaluates: bool, model=None, store=None,
 def test_execute_records_whether_a_correction_may_follow_by_its_flags_and_budget(
     movies_db, corrects, evaluates, calls_spent, can_correct
 ):
-    from nodes.text2cypher import steps
+    from reflexion_agents.nodes.text2cypher import steps
 
     ctx = flow_context(movies_db, corrects=corrects, evaluates=evaluates)
     state = {"question": "Everything?", "cypher": "MATCH (n) RETURN n ORDER BY", "usage": {"llm_calls": calls_spent}}
@@ -221,9 +221,9 @@ def test_execute_records_whether_a_correction_may_follow_by_its_flags_and_budget
 
 
 def test_summarize_judges_and_learns_by_the_flags_of_the_flow_it_is_wired_in(movies_db):
-    from nodes.text2cypher import steps
-    from nodes.text2cypher.fewshots import MemoryFewShotStore
-    from schemas.text2cypher import Attempt
+    from reflexion_agents.nodes.text2cypher import steps
+    from reflexion_agents.nodes.text2cypher.fewshots import MemoryFewShotStore
+    from reflexion_agents.schemas.text2cypher import Attempt
     from tests.flow_script import flow_model
 
     corrected = Attempt(cypher="MATCH (m:Movie) RETURN m.title AS title", columns=["title"], rows=[["Big"]])
@@ -255,7 +255,7 @@ def test_summarize_judges_and_learns_by_the_flags_of_the_flow_it_is_wired_in(mov
     ],
 )
 def test_the_routers_read_only_the_state(state, after_execute, after_evaluate):
-    from nodes.text2cypher import routes
+    from reflexion_agents.nodes.text2cypher import routes
 
     assert routes.after_execute_evaluating(state) == after_execute
     assert routes.after_execute(state) == ("summarize" if after_execute == "evaluate" else after_execute)

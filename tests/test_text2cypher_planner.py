@@ -7,9 +7,9 @@ import uuid
 
 import pytest
 
-from graphs.text2cypher_flow import Text2CypherFlow
-from nodes.models import tool_reply
-from nodes.text2cypher.fewshots import FewShotStore
+from reflexion_agents.graphs.text2cypher_flow import Text2CypherFlow
+from reflexion_agents.nodes.models import tool_reply
+from reflexion_agents.nodes.text2cypher.fewshots import FewShotStore
 from tests.flow_script import asked, flow_model
 from tests.helpers import HANG_GUARD_S
 

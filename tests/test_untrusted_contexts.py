@@ -10,10 +10,10 @@ import uuid
 
 import pytest
 
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from graphs.text2cypher_flow import Text2CypherFlow
-from nodes.graphdb.locations import connection_args_from_url
-from schemas.errors import ConfigurationError
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.graphs.text2cypher_flow import Text2CypherFlow
+from reflexion_agents.nodes.graphdb.locations import connection_args_from_url
+from reflexion_agents.schemas.errors import ConfigurationError
 from tests.flow_script import flow_model
 from tests.helpers import TOM_HANKS_QUERY, draft, make_agent, revise
 

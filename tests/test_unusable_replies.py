@@ -26,19 +26,19 @@ from langchain_core.runnables import RunnableLambda
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from graphs.kg_query_agent import KGQueryReflexionAgent
-from graphs.react_agent import ReActAgent
-from graphs.structured_output_agent import StructuredOutputReflectionAgent
-from graphs.text2cypher_flow import Text2CypherFlow
-from nodes.common.responder_with_retries import ResponderWithRetries, reply_from_output
-from nodes.graphdb import Neo4jGraph
-from nodes.models.wire import MAX_ARGUMENT_DEPTH
-from nodes.tools.arithmetic import ARITHMETIC_TOOLS
-from nodes.tools.wikipedia import WikipediaTools
-from nodes.tools.wikipedia_backends import LocalCorpus, MediaWikiAPI
-from schemas.errors import CypherSyntaxError
-from schemas.extraction import CarCollection
-from schemas.kg_query import GenerateQuery
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.graphs.react_agent import ReActAgent
+from reflexion_agents.graphs.structured_output_agent import StructuredOutputReflectionAgent
+from reflexion_agents.graphs.text2cypher_flow import Text2CypherFlow
+from reflexion_agents.nodes.common.responder_with_retries import ResponderWithRetries, reply_from_output
+from reflexion_agents.nodes.graphdb import Neo4jGraph
+from reflexion_agents.nodes.models.wire import MAX_ARGUMENT_DEPTH
+from reflexion_agents.nodes.tools.arithmetic import ARITHMETIC_TOOLS
+from reflexion_agents.nodes.tools.wikipedia import WikipediaTools
+from reflexion_agents.nodes.tools.wikipedia_backends import LocalCorpus, MediaWikiAPI
+from reflexion_agents.schemas.errors import CypherSyntaxError
+from reflexion_agents.schemas.extraction import CarCollection
+from reflexion_agents.schemas.kg_query import GenerateQuery
 from tests.helpers import TOM_HANKS_QUERY, graph_fingerprint
 from tests.neo4j_fakes import FakeDriver
 from tests.openai_stub import OpenAIStub, StubReply, tool_names
@@ -188,7 +188,7 @@ def test_the_llm_fallback_answers_with_a_lone_surrogate_and_the_run_finishes():
 
 def test_a_surrogate_survives_the_sqlite_checkpointer_and_a_utf8_log_file(movies_db, tmp_path, capfd):
     handler = logging.FileHandler(tmp_path / "agent.log", encoding="utf-8")
-    engine_log = logging.getLogger("graphs.loop")
+    engine_log = logging.getLogger("reflexion_agents.graphs.loop")
     engine_log.addHandler(handler)
     engine_log.setLevel(logging.INFO)
     replies = in_order(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.text2cypher_flow import Text2CypherFlow
-from nodes.graphdb.value_matching import closest_value
+from reflexion_agents.graphs.text2cypher_flow import Text2CypherFlow
+from reflexion_agents.nodes.graphdb.value_matching import closest_value
 from tests.flow_script import flow_model
 from tests.helpers import mapped_values
 

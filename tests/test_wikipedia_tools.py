@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from nodes.tools.wikipedia import WikipediaTools
-from nodes.tools.wikipedia_backends import LocalCorpus, MediaWikiAPI, PageNotFoundError, WikipediaError
+from reflexion_agents.nodes.tools.wikipedia import WikipediaTools
+from reflexion_agents.nodes.tools.wikipedia_backends import LocalCorpus, MediaWikiAPI, PageNotFoundError, WikipediaError
 from tests.helpers import latest, seconds
 from tests.wikipedia_stub import MediaWikiStub
 

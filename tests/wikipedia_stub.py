@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from nodes.tools.wikipedia_backends import AmbiguousPageError, LocalCorpus, PageNotFoundError
+from reflexion_agents.nodes.tools.wikipedia_backends import AmbiguousPageError, LocalCorpus, PageNotFoundError
 from tests.loopback import LoopbackServer
 
 

@@ -37,10 +37,16 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from graphs.cli.exit_codes import EXIT_ANSWERED, EXIT_CONFIGURATION, EXIT_DATABASE, EXIT_INTERRUPTED, MEANINGS
-from graphs.cli.serve import DEFAULT_HOST, DEFAULT_PORT
-from nodes.evaluation.faults import FAULTS
-from schemas.constants import (
+from reflexion_agents.graphs.cli.exit_codes import (
+    EXIT_ANSWERED,
+    EXIT_CONFIGURATION,
+    EXIT_DATABASE,
+    EXIT_INTERRUPTED,
+    MEANINGS,
+)
+from reflexion_agents.graphs.cli.serve import DEFAULT_HOST, DEFAULT_PORT
+from reflexion_agents.nodes.evaluation.faults import FAULTS
+from reflexion_agents.schemas.constants import (
     AGENT_MAX_STEPS,
     DEFAULT_MODEL,
     EVAL_MAX_STEPS,
@@ -50,7 +56,7 @@ from schemas.constants import (
     MAX_STEPS_LIMIT,
     MODEL_ENV,
 )
-from schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
+from reflexion_agents.schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -66,7 +72,7 @@ class LazyCommand:
         self.module, self.name = module, name
 
     def __call__(self, args: argparse.Namespace, out: Console) -> int:
-        command: Command = getattr(importlib.import_module(f"graphs.cli.{self.module}"), self.name)
+        command: Command = getattr(importlib.import_module(f"reflexion_agents.graphs.cli.{self.module}"), self.name)
         return command(args, out)
 
     def __repr__(self) -> str:
@@ -74,8 +80,8 @@ class LazyCommand:
 
 
 def cmd_draw(args: argparse.Namespace, out: Console) -> int:
-    from graphs import registry
-    from graphs.drawing import draw_to_file
+    from reflexion_agents.graphs import registry
+    from reflexion_agents.graphs.drawing import draw_to_file
 
     target = draw_to_file(registry.graph(args.name), args.output)
     out.print(f"Wrote {target}", highlight=False)
@@ -83,8 +89,8 @@ def cmd_draw(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, out: Console) -> int:
-    from graphs import registry
-    from graphs.cli.serve import refuse_busy_port, serve
+    from reflexion_agents.graphs import registry
+    from reflexion_agents.graphs.cli.serve import refuse_busy_port, serve
 
     refuse_busy_port(args.host, args.port)  # before saying where it serves
     out.print(f"Serving {len(registry.names())} graphs on http://{args.host}:{args.port} (Ctrl-C stops)")
@@ -298,7 +304,9 @@ def _add_agent_commands(commands: Any) -> None:
     react.set_defaults(run=LazyCommand("agents", "cmd_react"))
     extract = commands.add_parser("extract", help="extract validated structured output from a passage")
     extract.add_argument("passage", help="the text to extract from")
-    extract.add_argument("--schema", default="schemas.extraction:CarCollection", help="package.module:PydanticModel")
+    extract.add_argument(
+        "--schema", default="reflexion_agents.schemas.extraction:CarCollection", help="package.module:PydanticModel"
+    )
     extract.add_argument(
         "--max-retries",
         type=int,

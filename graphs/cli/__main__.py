@@ -1,7 +1,7 @@
-"""`python -m graphs.cli`: the `reflexion` command without its installed script."""
+"""`python -m reflexion_agents.graphs.cli`: the `reflexion` command without its installed script."""
 
 import sys
 
-from graphs.cli import main
+from reflexion_agents.graphs.cli import main
 
 sys.exit(main())

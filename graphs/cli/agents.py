@@ -16,11 +16,11 @@ from typing import Any
 
 from rich.console import Console
 
-from graphs.cli.ask import LiveProgress
-from graphs.cli.exit_codes import exit_code
-from nodes.models.resolve import chat_model_from_env
-from schemas.errors import ConfigurationError
-from schemas.run_result import RunResult
+from reflexion_agents.graphs.cli.ask import LiveProgress
+from reflexion_agents.graphs.cli.exit_codes import exit_code
+from reflexion_agents.nodes.models.resolve import chat_model_from_env
+from reflexion_agents.schemas.errors import ConfigurationError
+from reflexion_agents.schemas.run_result import RunResult
 
 
 def _finish(result: RunResult, payload: dict[str, Any], args: argparse.Namespace, out: Console) -> int:
@@ -34,14 +34,14 @@ def _finish(result: RunResult, payload: dict[str, Any], args: argparse.Namespace
 def cmd_react(args: argparse.Namespace, out: Console) -> int:
     model = chat_model_from_env(args.model)
     if args.agent == "wikipedia":
-        from graphs.wikipedia_react_agent import WikipediaReActAgent
-        from nodes.tools.wikipedia import WikipediaTools
+        from reflexion_agents.graphs.wikipedia_react_agent import WikipediaReActAgent
+        from reflexion_agents.nodes.tools.wikipedia import WikipediaTools
 
         tools = WikipediaTools.sample() if args.sample_corpus else None
         agent: Any = WikipediaReActAgent(lambda: model, wikipedia=tools)
     else:
-        from graphs.react_agent import ReActAgent
-        from nodes.tools.arithmetic import ARITHMETIC_TOOLS
+        from reflexion_agents.graphs.react_agent import ReActAgent
+        from reflexion_agents.nodes.tools.arithmetic import ARITHMETIC_TOOLS
 
         agent = ReActAgent(ARITHMETIC_TOOLS, lambda: model, add_llm_as_fallback=True)
 
@@ -66,7 +66,7 @@ def _schema_class(spec: str) -> Any:
 
 
 def cmd_extract(args: argparse.Namespace, out: Console) -> int:
-    from graphs.structured_output_agent import StructuredOutputReflectionAgent
+    from reflexion_agents.graphs.structured_output_agent import StructuredOutputReflectionAgent
 
     model = chat_model_from_env(args.model)
     agent = StructuredOutputReflectionAgent(_schema_class(args.schema), lambda: model, max_retries=args.max_retries)

@@ -18,17 +18,17 @@ from typing import Any
 from rich.console import Console
 from rich.prompt import Prompt
 
-from graphs.cli.catalog import require_graph
-from graphs.cli.exit_codes import exit_code
-from graphs.runner import ResumeOptions, Runner, RunTarget
-from graphs.text2cypher_flow import FLOWS, Text2CypherFlow
-from nodes.graphdb import connect
-from nodes.graphdb.connect import load_demo_if_new, open_database, opened
-from nodes.graphdb.locations import DEFAULT_GRAPH, default_connection_args
-from nodes.models.resolve import chat_model_from_env
-from schemas.errors import ConfigurationError
-from schemas.run_result import RunResult
-from schemas.text2cypher import Flow
+from reflexion_agents.graphs.cli.catalog import require_graph
+from reflexion_agents.graphs.cli.exit_codes import exit_code
+from reflexion_agents.graphs.runner import ResumeOptions, Runner, RunTarget
+from reflexion_agents.graphs.text2cypher_flow import FLOWS, Text2CypherFlow
+from reflexion_agents.nodes.graphdb import connect
+from reflexion_agents.nodes.graphdb.connect import load_demo_if_new, open_database, opened
+from reflexion_agents.nodes.graphdb.locations import DEFAULT_GRAPH, default_connection_args
+from reflexion_agents.nodes.models.resolve import chat_model_from_env
+from reflexion_agents.schemas.errors import ConfigurationError
+from reflexion_agents.schemas.run_result import RunResult
+from reflexion_agents.schemas.text2cypher import Flow
 
 NEXT_STEP = {
     "draft": "running the query",
@@ -89,7 +89,7 @@ def database(args: argparse.Namespace) -> Any:
 
 
 def _reflexion_agent(model: Any, db: Any, max_steps: int | None) -> RunTarget[Any]:
-    from graphs.kg_query_agent import KGQueryReflexionAgent
+    from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
 
     return KGQueryReflexionAgent(conversation_factory=lambda: model, database=db, max_steps=max_steps)
 
@@ -156,7 +156,7 @@ def decide(pending: dict[str, Any], console: Console) -> Any:
 def _run(runner: Runner[Any], args: argparse.Namespace, progress: LiveProgress, start: Any) -> Any:
     """Run (or resume) until the run ends; with approval at the terminal, each pause asks the person.
     The agent reports its steps (`on_step`), a flow its events (`on_event`): each prints what it hears."""
-    from graphs.main import print_step
+    from reflexion_agents.graphs.main import print_step
 
     def on_step(step: int, node: str, message: Any, update: dict[str, Any]) -> None:
         if node not in NEXT_STEP:  # a flow's node: its events say what happens

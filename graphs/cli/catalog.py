@@ -23,13 +23,18 @@ from typing import Any
 from rich.console import Console
 from rich.prompt import Confirm
 
-from graphs.cli.exit_codes import EXIT_ANSWERED, EXIT_NO_ANSWER
-from nodes.graphdb import connect, load_cypher_script
-from nodes.graphdb.atomic_load import SCRATCH_MARK, load_atomically
-from nodes.graphdb.connect import checked_name
-from nodes.graphdb.csv_loader import load_nodes_csv, load_relationships_csv, parse_endpoint, parse_types
-from nodes.graphdb.locations import DEFAULT_GRAPH
-from schemas.errors import ConfigurationError, QueryError
+from reflexion_agents.graphs.cli.exit_codes import EXIT_ANSWERED, EXIT_NO_ANSWER
+from reflexion_agents.nodes.graphdb import connect, load_cypher_script
+from reflexion_agents.nodes.graphdb.atomic_load import SCRATCH_MARK, load_atomically
+from reflexion_agents.nodes.graphdb.connect import checked_name
+from reflexion_agents.nodes.graphdb.csv_loader import (
+    load_nodes_csv,
+    load_relationships_csv,
+    parse_endpoint,
+    parse_types,
+)
+from reflexion_agents.nodes.graphdb.locations import DEFAULT_GRAPH
+from reflexion_agents.schemas.errors import ConfigurationError, QueryError
 
 EXAMPLES_SUFFIX = "__examples"
 EXAMPLE_TIMEOUT_S = 10.0
@@ -145,7 +150,7 @@ def cmd_load(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_graphs(args: argparse.Namespace, out: Console) -> int:
-    from graphs import registry
+    from reflexion_agents.graphs import registry
 
     if args.action == "drop":
         return _drop(args, out)
@@ -190,7 +195,7 @@ def _drop(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_schema(args: argparse.Namespace, out: Console) -> int:
-    from nodes.prompts.kg_query import build_kg_prompt
+    from reflexion_agents.nodes.prompts.kg_query import build_kg_prompt
 
     db = _existing(args, args.graph)
     schema = db.schema()
@@ -203,8 +208,8 @@ def cmd_schema(args: argparse.Namespace, out: Console) -> int:
 
 def cmd_examples(args: argparse.Namespace, out: Console) -> int:
     """Store a file's (question, cypher) examples for a graph, each run read-only first."""
-    from nodes.evaluation.dataset import load_dataset
-    from nodes.text2cypher.fewshots import FewShotStore
+    from reflexion_agents.nodes.evaluation.dataset import load_dataset
+    from reflexion_agents.nodes.text2cypher.fewshots import FewShotStore
 
     db = _existing(args, args.graph)
     store = FewShotStore(db)

@@ -36,16 +36,16 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from graphs.cli.ask import database
-from graphs.evaluation import evaluate
-from nodes.evaluation.dataset import load_dataset
-from nodes.evaluation.faults import FAULTS
-from nodes.evaluation.report import markdown
-from nodes.evaluation.simulated import RATES, Misbehaviour
-from nodes.graphdb.demo_data import MOVIES_QUESTIONS_CSV
-from schemas.constants import DEFAULT_MODEL, MAX_STEPS_LIMIT, MODEL_ENV
-from schemas.errors import ConfigurationError
-from schemas.evaluation import QuestionTrace
+from reflexion_agents.graphs.cli.ask import database
+from reflexion_agents.graphs.evaluation import evaluate
+from reflexion_agents.nodes.evaluation.dataset import load_dataset
+from reflexion_agents.nodes.evaluation.faults import FAULTS
+from reflexion_agents.nodes.evaluation.report import markdown
+from reflexion_agents.nodes.evaluation.simulated import RATES, Misbehaviour
+from reflexion_agents.nodes.graphdb.demo_data import MOVIES_QUESTIONS_CSV
+from reflexion_agents.schemas.constants import DEFAULT_MODEL, MAX_STEPS_LIMIT, MODEL_ENV
+from reflexion_agents.schemas.errors import ConfigurationError
+from reflexion_agents.schemas.evaluation import QuestionTrace
 
 EXIT_DONE, EXIT_BELOW_TARGET = 0, 1
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from schemas.run_result import RunResult
+    from reflexion_agents.schemas.run_result import RunResult
 
 EXIT_ANSWERED = 0
 EXIT_NO_ANSWER = 1

@@ -16,7 +16,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from schemas.errors import ConfigurationError
+from reflexion_agents.schemas.errors import ConfigurationError
 
 TRACING_VARIABLES = ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING")
 DEFAULT_HOST = "127.0.0.1"
@@ -49,7 +49,7 @@ def serve_command(
 ) -> list[str]:
     """The server's command line; `config` defaults to the project's langgraph.json (`graphs.registry`)."""
     if config is None:  # the registry imports every graph's module: not for the parser, which reads the defaults
-        from graphs.registry import LANGGRAPH_JSON
+        from reflexion_agents.graphs.registry import LANGGRAPH_JSON
 
         config = LANGGRAPH_JSON
     command = [

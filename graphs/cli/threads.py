@@ -20,10 +20,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from graphs.cli.exit_codes import EXIT_ANSWERED
-from nodes.checkpoints import CHECKPOINTS_ENV, INTERRUPT, durable_checkpointer
-from nodes.run_context import GRAPH_KEY
-from schemas.errors import ConfigurationError
+from reflexion_agents.graphs.cli.exit_codes import EXIT_ANSWERED
+from reflexion_agents.nodes.checkpoints import CHECKPOINTS_ENV, INTERRUPT, durable_checkpointer
+from reflexion_agents.nodes.run_context import GRAPH_KEY
+from reflexion_agents.schemas.errors import ConfigurationError
 
 
 def _saver() -> Any:

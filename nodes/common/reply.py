@@ -12,8 +12,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from nodes.models.wire import without_surrogates
-from schemas.reply_text import stop_words
+from reflexion_agents.nodes.models.wire import without_surrogates
+from reflexion_agents.schemas.reply_text import stop_words
 
 REPLY_NODE = "reply"  # not "answer": LangGraph refuses a node named as a state key
 

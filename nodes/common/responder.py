@@ -24,7 +24,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableBinding
 from pydantic import BaseModel, ValidationError
 
-from nodes.models.wire import (
+from reflexion_agents.nodes.models.wire import (
     MAX_ARGUMENT_DEPTH,
     model_call_failure,
     nesting_depth,
@@ -35,7 +35,7 @@ from nodes.models.wire import (
     token_count,
     usable_reply,
 )
-from schemas.reflexion import TokenUsage
+from reflexion_agents.schemas.reflexion import TokenUsage
 
 R = TypeVar("R")
 

@@ -18,7 +18,7 @@ from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from nodes.common.responder import (
+from reflexion_agents.nodes.common.responder import (
     Responder,
     ResponderReply,
     adrive,
@@ -27,8 +27,8 @@ from nodes.common.responder import (
     parse_reply,
     usage_of,
 )
-from nodes.models.wire import reply_from_client_error, sendable, usable_reply
-from schemas.reflexion import TokenUsage
+from reflexion_agents.nodes.models.wire import reply_from_client_error, sendable, usable_reply
+from reflexion_agents.schemas.reflexion import TokenUsage
 
 DEFAULT_ATTEMPTS = 3  # biochatter's
 

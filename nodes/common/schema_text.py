@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from schemas.graphdb import Dialect, GraphSchema, PropertyInfo
+from reflexion_agents.schemas.graphdb import Dialect, GraphSchema, PropertyInfo
 
 DIALECT_NOTES: dict[Dialect, str] = {
     "falkordb": (

@@ -7,8 +7,8 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from nodes.graphdb.demo_data import MOVIES_QUESTIONS_CSV
-from schemas.errors import ConfigurationError
+from reflexion_agents.nodes.graphdb.demo_data import MOVIES_QUESTIONS_CSV
+from reflexion_agents.schemas.errors import ConfigurationError
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from nodes.graphdb.cypher_text import code_only
+from reflexion_agents.nodes.graphdb.cypher_text import code_only
 
 DIRECTED = re.compile(r"(<-)(\[[^\]]*\])?(-)(?!>)|(-)(\[[^\]]*\])?(->)")
 STRING = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"")

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nodes.evaluation.dataset import EvalItem
-from nodes.evaluation.gold import GoldResult
-from nodes.graphdb.cypher_text import code_only
-from nodes.graphdb.protocol import GraphDatabase
+from reflexion_agents.nodes.evaluation.dataset import EvalItem
+from reflexion_agents.nodes.evaluation.gold import GoldResult
+from reflexion_agents.nodes.graphdb.cypher_text import code_only
+from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
 
 _NODE_LABEL = re.compile(r"\(\s*\w*\s*((?::\s*`?\w+`?\s*)+)")
 _REL_TYPE = re.compile(r"\[\s*\w*\s*:\s*((?:`?\w+`?\s*\|?\s*)+)")

@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from nodes.evaluation.dataset import EvalItem
-from nodes.graphdb.protocol import GraphDatabase
-from schemas.errors import QueryError
+from reflexion_agents.nodes.evaluation.dataset import EvalItem
+from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
+from reflexion_agents.schemas.errors import QueryError
 
 
 @dataclass

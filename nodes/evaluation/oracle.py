@@ -25,7 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from nodes.evaluation.faults import FAULTS
+from reflexion_agents.nodes.evaluation.faults import FAULTS
 
 
 @dataclass

@@ -6,7 +6,7 @@ import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-from schemas.evaluation import EvaluationReport, GroupScore, QuestionTrace
+from reflexion_agents.schemas.evaluation import EvaluationReport, GroupScore, QuestionTrace
 
 
 def _percentile(values: list[float], q: float) -> float:

@@ -36,9 +36,9 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from nodes.evaluation.faults import FAULTS, MODEL_FAULTS
-from nodes.evaluation.oracle import CURRENT_RUN, GoldRun, plain_reply
-from nodes.evaluation.scoring import normalise_value
+from reflexion_agents.nodes.evaluation.faults import FAULTS, MODEL_FAULTS
+from reflexion_agents.nodes.evaluation.oracle import CURRENT_RUN, GoldRun, plain_reply
+from reflexion_agents.nodes.evaluation.scoring import normalise_value
 
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 ROW_COUNT = re.compile(r"\b(\d+)(?:\s+or\s+more)?\s+rows?\b", re.IGNORECASE)

@@ -16,10 +16,10 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from pydantic import BaseModel, ValidationError
 
-from nodes.models.wire import MAX_ARGUMENT_DEPTH, nesting_depth, not_an_object
-from nodes.prompts.extraction import REFLECTION_PROMPT, TOOL_REFLECTION_PROMPT
-from schemas.extraction import RawExtraction
-from schemas.reflexion import ToolOutcome, ToolRun
+from reflexion_agents.nodes.models.wire import MAX_ARGUMENT_DEPTH, nesting_depth, not_an_object
+from reflexion_agents.nodes.prompts.extraction import REFLECTION_PROMPT, TOOL_REFLECTION_PROMPT
+from reflexion_agents.schemas.extraction import RawExtraction
+from reflexion_agents.schemas.reflexion import ToolOutcome, ToolRun
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)(?:```|$)", re.DOTALL | re.IGNORECASE)
 

@@ -13,12 +13,12 @@ import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from nodes.graphdb.connect import connect
-    from nodes.graphdb.cypher_script import LoadReport, load_cypher_script
-    from nodes.graphdb.demo_data import MOVIES_CYPHER, ensure_movies_graph
-    from nodes.graphdb.falkordb_graph import FalkorDBGraph
-    from nodes.graphdb.neo4j_graph import Neo4jGraph
-    from nodes.graphdb.protocol import GraphDatabase
+    from reflexion_agents.nodes.graphdb.connect import connect
+    from reflexion_agents.nodes.graphdb.cypher_script import LoadReport, load_cypher_script
+    from reflexion_agents.nodes.graphdb.demo_data import MOVIES_CYPHER, ensure_movies_graph
+    from reflexion_agents.nodes.graphdb.falkordb_graph import FalkorDBGraph
+    from reflexion_agents.nodes.graphdb.neo4j_graph import Neo4jGraph
+    from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
 
 __all__ = [
     "MOVIES_CYPHER",
@@ -33,14 +33,14 @@ __all__ = [
 
 #: The module each name of `__all__` is defined in.
 _SOURCES = {
-    "MOVIES_CYPHER": "nodes.graphdb.demo_data",
-    "FalkorDBGraph": "nodes.graphdb.falkordb_graph",
-    "GraphDatabase": "nodes.graphdb.protocol",
-    "LoadReport": "nodes.graphdb.cypher_script",
-    "Neo4jGraph": "nodes.graphdb.neo4j_graph",
-    "connect": "nodes.graphdb.connect",
-    "ensure_movies_graph": "nodes.graphdb.demo_data",
-    "load_cypher_script": "nodes.graphdb.cypher_script",
+    "MOVIES_CYPHER": "reflexion_agents.nodes.graphdb.demo_data",
+    "FalkorDBGraph": "reflexion_agents.nodes.graphdb.falkordb_graph",
+    "GraphDatabase": "reflexion_agents.nodes.graphdb.protocol",
+    "LoadReport": "reflexion_agents.nodes.graphdb.cypher_script",
+    "Neo4jGraph": "reflexion_agents.nodes.graphdb.neo4j_graph",
+    "connect": "reflexion_agents.nodes.graphdb.connect",
+    "ensure_movies_graph": "reflexion_agents.nodes.graphdb.demo_data",
+    "load_cypher_script": "reflexion_agents.nodes.graphdb.cypher_script",
 }
 
 

@@ -6,21 +6,21 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from nodes.graphdb.falkordb_graph import FalkorDBGraph
-from nodes.graphdb.locations import (
+from reflexion_agents.nodes.graphdb.falkordb_graph import FalkorDBGraph
+from reflexion_agents.nodes.graphdb.locations import (
     DEFAULT_GRAPH,
     backend_is_embedded,
     backend_of,
     default_connection_args,
     with_url_read,
 )
-from nodes.graphdb.neo4j_graph import Neo4jGraph, neo4j_uri
-from nodes.graphdb.protocol import GraphDatabase
-from schemas.errors import ConfigurationError, DatabaseUnavailableError
-from schemas.graphdb import GRAPH_NAME_PATTERN
+from reflexion_agents.nodes.graphdb.neo4j_graph import Neo4jGraph, neo4j_uri
+from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
+from reflexion_agents.schemas.errors import ConfigurationError, DatabaseUnavailableError
+from reflexion_agents.schemas.graphdb import GRAPH_NAME_PATTERN
 
 if TYPE_CHECKING:
-    from nodes.graphdb.cypher_script import LoadReport
+    from reflexion_agents.nodes.graphdb.cypher_script import LoadReport
 
 _FALKORDB_KEYS = {"backend", "graph", "db_name", "host", "port", "user", "username", "password", "data_dir"}
 _NEO4J_KEYS = {"backend", "host", "port", "uri", "url", "user", "username", "password", "db_name", "database", "scheme"}
@@ -131,7 +131,7 @@ def open_database(connection_args: dict[str, Any] | None = None) -> GraphDatabas
 def load_demo_if_new(db: GraphDatabase, connection_args: dict[str, Any]) -> LoadReport | None:
     """Load the movies graph into the embedded database's `movies` graph if it is empty; the
     load report, or None when nothing was loaded (another graph, another server, already there)."""
-    from nodes.graphdb.demo_data import ensure_movies_graph  # the loader, only when a graph is opened
+    from reflexion_agents.nodes.graphdb.demo_data import ensure_movies_graph  # the loader, only when a graph is opened
 
     if backend_is_embedded(connection_args) and (connection_args.get("graph") or DEFAULT_GRAPH) == DEFAULT_GRAPH:
         return ensure_movies_graph(db)

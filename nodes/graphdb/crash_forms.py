@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
-from nodes.graphdb.cypher_text import code_only
-from schemas.errors import CypherSyntaxError
+from reflexion_agents.nodes.graphdb.cypher_text import code_only
+from reflexion_agents.schemas.errors import CypherSyntaxError
 
 _SUBQUERY = re.compile(r"\bCALL\s*(?:\([^(){}]*\)\s*)?\{", re.IGNORECASE)
 _RETURN = re.compile(r"\bRETURN\b", re.IGNORECASE)

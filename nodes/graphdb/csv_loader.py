@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from nodes.graphdb.load_csv import long_fields
-from nodes.graphdb.protocol import GraphDatabase
-from schemas.errors import ConfigurationError, GraphNotFoundError, QueryError
+from reflexion_agents.nodes.graphdb.load_csv import long_fields
+from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
+from reflexion_agents.schemas.errors import ConfigurationError, GraphNotFoundError, QueryError
 
 BATCH = 500
 T = TypeVar("T")

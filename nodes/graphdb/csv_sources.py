@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO
 from urllib.parse import unquote, urlsplit
 
-from schemas.errors import ConfigurationError
+from reflexion_agents.schemas.errors import ConfigurationError
 
 FETCH_TIMEOUT_S = 30.0
 NEVER_READ = (Path("/proc"), Path("/sys"), Path("/dev"))

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from nodes.graphdb.cypher_text import COMMENT, code_depths, code_only
+from reflexion_agents.nodes.graphdb.cypher_text import COMMENT, code_depths, code_only
 
 Span = tuple[int, int]
 Direction = Literal["out", "in", "both"]

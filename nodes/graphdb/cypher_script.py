@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nodes.graphdb.csv_sources import opened_csv
-from nodes.graphdb.cypher_text import statements_with_lines
-from nodes.graphdb.load_csv import LoadCsvStatement, iter_csv_rows, parse_load_csv
-from schemas.errors import (
+from reflexion_agents.nodes.graphdb.csv_sources import opened_csv
+from reflexion_agents.nodes.graphdb.cypher_text import statements_with_lines
+from reflexion_agents.nodes.graphdb.load_csv import LoadCsvStatement, iter_csv_rows, parse_load_csv
+from reflexion_agents.schemas.errors import (
     ConfigurationError,
     DatabaseUnavailableError,
     GraphDatabaseError,

@@ -13,8 +13,8 @@ import functools
 import re
 from collections.abc import Collection, Sequence
 
-from nodes.graphdb.nesting import expression_depth
-from schemas.errors import CypherSyntaxError
+from reflexion_agents.nodes.graphdb.nesting import expression_depth
+from reflexion_agents.schemas.errors import CypherSyntaxError
 
 _CLAUSE_END = re.compile(r"\b(ORDER\s+BY|SKIP|LIMIT|UNION)\b", re.IGNORECASE)
 _ALIAS = re.compile(r"\s+AS\s+(`(?:[^`]|``)+`|\w+)\s*$", re.IGNORECASE)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nodes.graphdb.cypher_script import LoadReport, load_cypher_script
-from nodes.graphdb.protocol import GraphDatabase, graph_name
-from schemas.errors import GraphDatabaseError, GraphNotFoundError
+from reflexion_agents.nodes.graphdb.cypher_script import LoadReport, load_cypher_script
+from reflexion_agents.nodes.graphdb.protocol import GraphDatabase, graph_name
+from reflexion_agents.schemas.errors import GraphDatabaseError, GraphNotFoundError
 
 DEMO_DIR = Path(__file__).parent / "demo"
 MOVIES_CYPHER = DEMO_DIR / "movies.cypher"

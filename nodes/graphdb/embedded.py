@@ -32,10 +32,10 @@ from typing import IO
 
 import redis
 
-from nodes.graphdb.embedded_watchdog import USERS_FILE, gone, shut_down_if_unused
-from nodes.graphdb.quarantine import quarantine_of
-from nodes.settings_checks import whole_number
-from schemas.errors import ConfigurationError, DatabaseUnavailableError
+from reflexion_agents.nodes.graphdb.embedded_watchdog import USERS_FILE, gone, shut_down_if_unused
+from reflexion_agents.nodes.graphdb.quarantine import quarantine_of
+from reflexion_agents.nodes.settings_checks import whole_number
+from reflexion_agents.schemas.errors import ConfigurationError, DatabaseUnavailableError
 
 STATE_FILE = "falkordb-server.json"
 RDB_FILE = "graphs.rdb"

@@ -17,8 +17,8 @@ import redis
 import redis.exceptions
 from falkordb import FalkorDB
 
-from nodes.graphdb.crash_forms import refuse_crashing_forms
-from nodes.graphdb.cypher_text import (
+from reflexion_agents.nodes.graphdb.crash_forms import refuse_crashing_forms
+from reflexion_agents.nodes.graphdb.cypher_text import (
     WRITE_PROCEDURE,
     called_procedures,
     code_only,
@@ -27,15 +27,19 @@ from nodes.graphdb.cypher_text import (
     refuse_unsendable,
     return_columns,
 )
-from nodes.graphdb.deadline import deadline_after
-from nodes.graphdb.falkordb_link import shared_link
-from nodes.graphdb.growth_guards import guard_runtime_ranges, refuse_self_growing_reduce, runtime_range_error
-from nodes.graphdb.id_ranges import guard_id_ranges
-from nodes.graphdb.index_expressions import guard_index_expressions
-from nodes.graphdb.introspect import sample_schema
-from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP
-from nodes.graphdb.values import to_plain
-from schemas.errors import (
+from reflexion_agents.nodes.graphdb.deadline import deadline_after
+from reflexion_agents.nodes.graphdb.falkordb_link import shared_link
+from reflexion_agents.nodes.graphdb.growth_guards import (
+    guard_runtime_ranges,
+    refuse_self_growing_reduce,
+    runtime_range_error,
+)
+from reflexion_agents.nodes.graphdb.id_ranges import guard_id_ranges
+from reflexion_agents.nodes.graphdb.index_expressions import guard_index_expressions
+from reflexion_agents.nodes.graphdb.introspect import sample_schema
+from reflexion_agents.nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP
+from reflexion_agents.nodes.graphdb.values import to_plain
+from reflexion_agents.schemas.errors import (
     CypherSyntaxError,
     DatabaseUnavailableError,
     GraphNotFoundError,
@@ -43,7 +47,7 @@ from schemas.errors import (
     QueryTimeoutError,
     WriteQueryRefusedError,
 )
-from schemas.graphdb import Dialect, GraphSchema, QueryResult
+from reflexion_agents.schemas.graphdb import Dialect, GraphSchema, QueryResult
 
 # Plan operations that change the graph, or read files on the database server.
 WRITE_OPERATIONS = {"Create", "Delete", "Update", "Merge", "MergeCreate", "Foreach", "Load CSV"}
@@ -166,7 +170,7 @@ class FalkorDBGraph:
     @classmethod
     def embedded(cls, graph: str = "movies", data_dir: str | None = None) -> FalkorDBGraph:
         """Start (or reuse) the embedded server for `data_dir` and open `graph` on it."""
-        from nodes.graphdb.embedded import shared_server
+        from reflexion_agents.nodes.graphdb.embedded import shared_server
 
         server = shared_server(data_dir)
         return cls(graph, host=server.host, port=server.port, server=server)

@@ -17,8 +17,8 @@ from typing import Any
 import redis
 from falkordb import FalkorDB
 
-from nodes.graphdb.deadline import DeadlineConnection, deadline_after
-from nodes.graphdb.quarantine import Quarantine, quarantine_of
+from reflexion_agents.nodes.graphdb.deadline import DeadlineConnection, deadline_after
+from reflexion_agents.nodes.graphdb.quarantine import Quarantine, quarantine_of
 
 
 def _client(host: str, port: int, options: dict[str, Any]) -> FalkorDB:
@@ -52,7 +52,7 @@ class FalkorDBLink:
     def reconnect_embedded(self, generation: int) -> bool:
         """After a connection failure seen at `generation`: if the embedded server is gone, start
         (or join) the directory's server again and connect to it. True when the caller may retry."""
-        from nodes.graphdb.embedded import answers_ping, shared_server
+        from reflexion_agents.nodes.graphdb.embedded import answers_ping, shared_server
 
         if self.server is None:
             return False

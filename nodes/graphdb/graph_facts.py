@@ -17,13 +17,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, cast
 
-from nodes.graphdb.cypher_patterns import TextTest
-from nodes.graphdb.cypher_text import quote_name
-from nodes.graphdb.protocol import GraphDatabase
-from nodes.graphdb.value_matching import MAX_DISTINCT_VALUES, closest_value
-from nodes.models.wire import LONE_SURROGATE
-from schemas.errors import QueryError
-from schemas.graphdb import GraphSchema, PropertyInfo
+from reflexion_agents.nodes.graphdb.cypher_patterns import TextTest
+from reflexion_agents.nodes.graphdb.cypher_text import quote_name
+from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
+from reflexion_agents.nodes.graphdb.value_matching import MAX_DISTINCT_VALUES, closest_value
+from reflexion_agents.nodes.models.wire import LONE_SURROGATE
+from reflexion_agents.schemas.errors import QueryError
+from reflexion_agents.schemas.graphdb import GraphSchema, PropertyInfo
 
 T = TypeVar("T")
 

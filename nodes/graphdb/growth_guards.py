@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import re
 
-from nodes.graphdb.cypher_text import MAX_RANGE, code_only
-from schemas.errors import CypherSyntaxError, QueryError
+from reflexion_agents.nodes.graphdb.cypher_text import MAX_RANGE, code_only
+from reflexion_agents.schemas.errors import CypherSyntaxError, QueryError
 
 _RANGE_CALL = re.compile(r"(?<![\w.$`])range\s*\(", re.IGNORECASE)
 _REDUCE_CALL = re.compile(r"(?<![\w.$`])reduce\s*\(", re.IGNORECASE)

@@ -13,10 +13,10 @@ from typing import Any
 import redis.exceptions
 from neo4j import exceptions as neo4j_errors
 
-from nodes.graphdb.cypher_text import lexical_write, refuse_unsendable
-from nodes.graphdb.values import to_plain
-from schemas.errors import DatabaseUnavailableError, QueryError, WriteQueryRefusedError
-from schemas.graphdb import QueryResult
+from reflexion_agents.nodes.graphdb.cypher_text import lexical_write, refuse_unsendable
+from reflexion_agents.nodes.graphdb.values import to_plain
+from reflexion_agents.schemas.errors import DatabaseUnavailableError, QueryError, WriteQueryRefusedError
+from reflexion_agents.schemas.graphdb import QueryResult
 
 #: What a user's own database client raises when it cannot reach the database at all.
 _UNREACHABLE: tuple[type[BaseException], ...] = (

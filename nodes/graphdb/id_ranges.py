@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from nodes.graphdb.cypher_text import LITERAL, code_depths, code_only
+from reflexion_agents.nodes.graphdb.cypher_text import LITERAL, code_depths, code_only
 
 #: `id(` in code, or `` `id`( ``: FalkorDB takes a function name in backticks too.
 _ID_CALL = re.compile(r"(?<![\w.$`])(?:id|`id`)\s*\(", re.IGNORECASE)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from nodes.graphdb.cypher_text import LITERAL, code_depths, code_only
+from reflexion_agents.nodes.graphdb.cypher_text import LITERAL, code_depths, code_only
 
 # Token kinds.
 _NAME, _QUOTED, _STRING, _NUMBER, _PARAM, _DOT, _OPEN, _CLOSE, _OTHER = range(9)

@@ -36,9 +36,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from nodes.graphdb.cypher_text import quote_name
-from schemas.errors import QueryTimeoutError
-from schemas.graphdb import GraphSchema, NodeLabelInfo, PropertyInfo, RelationshipInfo
+from reflexion_agents.nodes.graphdb.cypher_text import quote_name
+from reflexion_agents.schemas.errors import QueryTimeoutError
+from reflexion_agents.schemas.graphdb import GraphSchema, NodeLabelInfo, PropertyInfo, RelationshipInfo
 
 logger = logging.getLogger(__name__)
 

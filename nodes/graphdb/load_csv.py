@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nodes.graphdb.csv_sources import opened_csv
-from nodes.graphdb.cypher_text import code_only
-from schemas.errors import ConfigurationError
+from reflexion_agents.nodes.graphdb.csv_sources import opened_csv
+from reflexion_agents.nodes.graphdb.cypher_text import code_only
+from reflexion_agents.schemas.errors import ConfigurationError
 
 DEFAULT_BATCH = 1000
 

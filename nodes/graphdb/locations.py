@@ -8,7 +8,7 @@ import re
 from typing import Any
 from urllib.parse import SplitResult, unquote, urlsplit
 
-from schemas.errors import ConfigurationError
+from reflexion_agents.schemas.errors import ConfigurationError
 
 DATABASE_URL_ENV = "REFLEXION_DATABASE_URL"
 NEO4J_URI_ENV = "NEO4J_URI"

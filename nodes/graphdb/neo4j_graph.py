@@ -31,11 +31,11 @@ from typing import Any
 import neo4j
 from neo4j import exceptions as neo4j_errors
 
-from nodes.graphdb.cypher_text import reads_server_files, refuse_unsendable, unlisted_procedures
-from nodes.graphdb.introspect import sample_schema
-from nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP
-from nodes.graphdb.values import to_plain
-from schemas.errors import (
+from reflexion_agents.nodes.graphdb.cypher_text import reads_server_files, refuse_unsendable, unlisted_procedures
+from reflexion_agents.nodes.graphdb.introspect import sample_schema
+from reflexion_agents.nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP
+from reflexion_agents.nodes.graphdb.values import to_plain
+from reflexion_agents.schemas.errors import (
     ConfigurationError,
     CypherSyntaxError,
     DatabaseUnavailableError,
@@ -44,7 +44,7 @@ from schemas.errors import (
     QueryTimeoutError,
     WriteQueryRefusedError,
 )
-from schemas.graphdb import Dialect, GraphSchema, QueryResult
+from reflexion_agents.schemas.graphdb import Dialect, GraphSchema, QueryResult
 
 # The driver logs a warning for each failed routing attempt, which Python's last-resort handler
 # prints on stderr next to the error this adapter raises with the same text. A NullHandler keeps

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol, cast, runtime_checkable
 
-from schemas.graphdb import Dialect, GraphSchema, QueryResult
-from schemas.settings import DATABASE_DEFAULTS, FLOW_DEFAULTS
+from reflexion_agents.schemas.graphdb import Dialect, GraphSchema, QueryResult
+from reflexion_agents.schemas.settings import DATABASE_DEFAULTS, FLOW_DEFAULTS
 
 # the settings' defaults (`schemas.settings.DatabaseSettings`), under the names other modules import
 DEFAULT_QUERY_TIMEOUT_S = cast(float, DATABASE_DEFAULTS.query_timeout)  # a number, never None

@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from nodes.graphdb.cypher_patterns import (
+from reflexion_agents.nodes.graphdb.cypher_patterns import (
     Literal_,
     Name,
     NodePattern,
@@ -47,8 +47,8 @@ from nodes.graphdb.cypher_patterns import (
     ValueFilter,
     read_query,
 )
-from nodes.graphdb.graph_facts import GraphFacts
-from schemas.query_check import QueryCheck, ValueMapping
+from reflexion_agents.nodes.graphdb.graph_facts import GraphFacts
+from reflexion_agents.schemas.query_check import QueryCheck, ValueMapping
 
 Kind = Literal["node", "relationship"]
 MAX_VALUE_LOOKUPS = 25  # values one check looks up; a query comparing more is not claimed verified

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from nodes.graphdb.connect import open_database, opened
-from nodes.graphdb.locations import backend_of, default_connection_args, run_database_args, with_url_read
-from nodes.graphdb.protocol import GraphDatabase
-from nodes.keyed_cache import KeyedCache
+from reflexion_agents.nodes.graphdb.connect import open_database, opened
+from reflexion_agents.nodes.graphdb.locations import (
+    backend_of,
+    default_connection_args,
+    run_database_args,
+    with_url_read,
+)
+from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
+from reflexion_agents.nodes.keyed_cache import KeyedCache
 
 OWN = "own"  # the key of the owner's database in its cache of one
 

@@ -25,7 +25,7 @@ import json
 import re
 from typing import Any
 
-from schemas.query_check import ValueMapping
+from reflexion_agents.schemas.query_check import ValueMapping
 
 MAX_DISTINCT_VALUES = 5000
 MIN_FUZZY_WORD = 4

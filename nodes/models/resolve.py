@@ -16,9 +16,11 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from schemas.constants import DEFAULT_MODEL as DEFAULT_MODEL  # the CLI's parser shows them without LangChain
-from schemas.constants import MODEL_ENV as MODEL_ENV
-from schemas.errors import ConfigurationError
+from reflexion_agents.schemas.constants import (
+    DEFAULT_MODEL as DEFAULT_MODEL,  # the CLI's parser shows them without LangChain
+)
+from reflexion_agents.schemas.constants import MODEL_ENV as MODEL_ENV
+from reflexion_agents.schemas.errors import ConfigurationError
 
 CONFIGURE_MODEL_HELP = (
     "No chat model is configured. Set OPENAI_API_KEY to use OpenAI, or set OPENAI_BASE_URL to any "

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nodes.common.schema_text import DIALECT_NOTES, schema_text
-from schemas.graphdb import Dialect, GraphSchema, PropertyInfo
+from reflexion_agents.nodes.common.schema_text import DIALECT_NOTES, schema_text
+from reflexion_agents.schemas.graphdb import Dialect, GraphSchema, PropertyInfo
 
 QUERY_SYSTEM_PROMPT = (
     "As a senior researcher and graph database expert, your task is to generate '{query_lang}' "

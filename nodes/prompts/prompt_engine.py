@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
-from nodes.prompts.kg_query import build_kg_prompt
-from schemas.errors import ConfigurationError
-from schemas.graphdb import Dialect, GraphSchema, NodeLabelInfo, PropertyInfo, RelationshipInfo
+from reflexion_agents.nodes.prompts.kg_query import build_kg_prompt
+from reflexion_agents.schemas.errors import ConfigurationError
+from reflexion_agents.schemas.graphdb import Dialect, GraphSchema, NodeLabelInfo, PropertyInfo, RelationshipInfo
 
 
 def _pascal(name: str) -> str:

@@ -13,9 +13,9 @@ import json
 import string
 from collections.abc import Sequence
 
-from nodes.tools.call_expression import FunctionExpression
-from nodes.tools.functions import FunctionTool
-from schemas.errors import ConfigurationError
+from reflexion_agents.nodes.tools.call_expression import FunctionExpression
+from reflexion_agents.nodes.tools.functions import FunctionTool
+from reflexion_agents.schemas.errors import ConfigurationError
 
 TEMPLATE_FIELDS = ("tools", "output_format", "examples")
 

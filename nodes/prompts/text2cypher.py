@@ -9,8 +9,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from nodes.common.schema_text import DIALECT_NOTES
-from schemas.graphdb import Dialect, GraphSchema
+from reflexion_agents.nodes.common.schema_text import DIALECT_NOTES
+from reflexion_agents.schemas.graphdb import Dialect, GraphSchema
 
 NULLS_NOTE = (
     "Properties can be null. When you ORDER BY, aggregate (min, max, avg, sum) or compare a property, "

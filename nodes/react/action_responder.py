@@ -16,8 +16,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from pydantic import BaseModel
 
-from nodes.common.responder import ResponderReply, usage_of
-from nodes.models.wire import model_call_failure, reply_from_client_error, sendable
+from reflexion_agents.nodes.common.responder import ResponderReply, usage_of
+from reflexion_agents.nodes.models.wire import model_call_failure, reply_from_client_error, sendable
 
 # Reads a reply: (the message the memory keeps, the parsed step).
 ReplyReader = Callable[[AIMessage], tuple[AIMessage, BaseModel]]

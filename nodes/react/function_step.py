@@ -13,10 +13,10 @@ from typing import Any
 from langchain_core.messages import HumanMessage, ToolMessage
 from pydantic import ValidationError
 
-from nodes.models.wire import without_surrogates
-from nodes.tools.functions import FunctionTool, ToolArgumentsError
-from schemas.react import ReActAction
-from schemas.reflexion import TokenUsage, ToolOutcome, ToolRun
+from reflexion_agents.nodes.models.wire import without_surrogates
+from reflexion_agents.nodes.tools.functions import FunctionTool, ToolArgumentsError
+from reflexion_agents.schemas.react import ReActAction
+from reflexion_agents.schemas.reflexion import TokenUsage, ToolOutcome, ToolRun
 
 # A tool the agent answers itself (the LLM fallback): returns (observation, usage of its model calls).
 SpecialTool = Callable[[dict[str, Any]], tuple[str, TokenUsage]]

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from nodes.reflexion.steps import outcomes_of, usage_of_state
-from nodes.tools.functions import FINISH
-from schemas.react import ReActResult, ReActStep
-from schemas.reflexion import ToolOutcome
+from reflexion_agents.nodes.reflexion.steps import outcomes_of, usage_of_state
+from reflexion_agents.nodes.tools.functions import FINISH
+from reflexion_agents.schemas.react import ReActResult, ReActStep
+from reflexion_agents.schemas.reflexion import ToolOutcome
 
 
 def react_step(outcome: ToolOutcome) -> ReActStep:

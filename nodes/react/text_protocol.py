@@ -12,7 +12,7 @@ import re
 
 from langchain_core.messages import AIMessage
 
-from schemas.react import ReActAction
+from reflexion_agents.schemas.react import ReActAction
 
 _ACTION = re.compile(
     r"<(search|lookup|finish)>(.*?)(</\1>|(?=<(?:search|lookup|finish)>)|$)", re.DOTALL | re.IGNORECASE

@@ -12,10 +12,10 @@ import uuid
 from langchain_core.messages import AIMessage, ToolCall
 from langchain_core.messages.tool import tool_call
 
-from nodes.common.responder import json_in_text
-from nodes.models.wire import not_an_object
-from nodes.tools.call_expression import CallExpressionError, parse_call_expression, render_call
-from schemas.react import ReActAction
+from reflexion_agents.nodes.common.responder import json_in_text
+from reflexion_agents.nodes.models.wire import not_an_object
+from reflexion_agents.nodes.tools.call_expression import CallExpressionError, parse_call_expression, render_call
+from reflexion_agents.schemas.react import ReActAction
 
 TEXT_FORMAT_HINT = 'Reply with one tool call, or with JSON {"thought": "...", "action": "tool_name(arg=value)"}.'
 

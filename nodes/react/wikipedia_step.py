@@ -12,12 +12,12 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
-from nodes.models.wire import without_surrogates
-from nodes.prompts.react_text import CORRECTIVE_MESSAGE, observation_text
-from nodes.tools.functions import FINISH
-from nodes.tools.wikipedia import Observation, WikipediaTools
-from schemas.react import ReActAction
-from schemas.reflexion import ToolOutcome, ToolRun
+from reflexion_agents.nodes.models.wire import without_surrogates
+from reflexion_agents.nodes.prompts.react_text import CORRECTIVE_MESSAGE, observation_text
+from reflexion_agents.nodes.tools.functions import FINISH
+from reflexion_agents.nodes.tools.wikipedia import Observation, WikipediaTools
+from reflexion_agents.schemas.react import ReActAction
+from reflexion_agents.schemas.reflexion import ToolOutcome, ToolRun
 
 
 def _outcome(

@@ -12,9 +12,9 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from pydantic import BaseModel
 
-from nodes.common.responder import ResponderReply
-from nodes.reflexion.stop_rules import already_ran, judged_index
-from schemas.reflexion import StopReason, TokenUsage, ToolOutcome, ToolRun
+from reflexion_agents.nodes.common.responder import ResponderReply
+from reflexion_agents.nodes.reflexion.stop_rules import already_ran, judged_index
+from reflexion_agents.schemas.reflexion import StopReason, TokenUsage, ToolOutcome, ToolRun
 
 # Fields an action can be read from, most specific first (revisions also repeat `answer`).
 ACTION_FIELDS = ("revised_query", "revised_answer", "answer")

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from schemas.reflexion import ACCEPTING, StopReason, ToolOutcome
+from reflexion_agents.schemas.reflexion import ACCEPTING, StopReason, ToolOutcome
 
 #: A score below the middle of the 0-10 scale says the result does not answer the question.
 REJECTING_BELOW = 5.0

@@ -13,13 +13,13 @@ from langchain_core.messages import HumanMessage
 from langgraph.config import get_stream_writer
 from pydantic import BaseModel
 
-from nodes.common.responder import Responder
-from nodes.graphdb.graph_facts import GraphFacts
-from nodes.graphdb.protocol import GraphDatabase
-from nodes.graphdb.query_check import QueryChecker
-from nodes.text2cypher.fewshots import FewShotStore, MemoryFewShotStore
-from schemas.graphdb import GraphSchema
-from schemas.reflexion import TokenUsage
+from reflexion_agents.nodes.common.responder import Responder
+from reflexion_agents.nodes.graphdb.graph_facts import GraphFacts
+from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
+from reflexion_agents.nodes.graphdb.query_check import QueryChecker
+from reflexion_agents.nodes.text2cypher.fewshots import FewShotStore, MemoryFewShotStore
+from reflexion_agents.schemas.graphdb import GraphSchema
+from reflexion_agents.schemas.reflexion import TokenUsage
 
 T = TypeVar("T", bound=BaseModel)
 

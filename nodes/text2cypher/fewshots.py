@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from nodes.graphdb.protocol import GraphDatabase
-from nodes.text2cypher.schema_pruning import words
-from schemas.errors import GraphDatabaseError, GraphNotFoundError
+from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
+from reflexion_agents.nodes.text2cypher.schema_pruning import words
+from reflexion_agents.schemas.errors import GraphDatabaseError, GraphNotFoundError
 
 EXAMPLE_LABEL = "Text2CypherExample"
 SEED_EXAMPLES = Path(__file__).resolve().parents[1] / "graphdb" / "demo" / "fewshot_examples.csv"

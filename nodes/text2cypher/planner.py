@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from nodes.common.schema_text import schema_text
-from nodes.models.wire import without_surrogates
-from nodes.prompts.text2cypher import (
+from reflexion_agents.nodes.common.schema_text import schema_text
+from reflexion_agents.nodes.models.wire import without_surrogates
+from reflexion_agents.nodes.prompts.text2cypher import (
     CHECK_PROMPT,
     CORRECT_INSTRUCTION,
     PLAN_PROMPT,
@@ -21,12 +21,25 @@ from nodes.prompts.text2cypher import (
     generate_prompt,
     rows_text,
 )
-from nodes.text2cypher.context import FlowContext, ask, calls_left, emit, main_usage
-from nodes.text2cypher.schema_pruning import prune_schema
-from nodes.text2cypher.steps import checked_query, failed_call, fallback_answer, prompt_parts, run_query
-from schemas.errors import DatabaseUnavailableError, QueryError
-from schemas.reflexion import TokenUsage
-from schemas.text2cypher import Attempt, CypherQuery, InformationCheck, SubAnswer, SubQuestions, Summary
+from reflexion_agents.nodes.text2cypher.context import FlowContext, ask, calls_left, emit, main_usage
+from reflexion_agents.nodes.text2cypher.schema_pruning import prune_schema
+from reflexion_agents.nodes.text2cypher.steps import (
+    checked_query,
+    failed_call,
+    fallback_answer,
+    prompt_parts,
+    run_query,
+)
+from reflexion_agents.schemas.errors import DatabaseUnavailableError, QueryError
+from reflexion_agents.schemas.reflexion import TokenUsage
+from reflexion_agents.schemas.text2cypher import (
+    Attempt,
+    CypherQuery,
+    InformationCheck,
+    SubAnswer,
+    SubQuestions,
+    Summary,
+)
 
 MAX_ROUNDS = 3
 MAX_SUBQUESTIONS = 4

@@ -12,7 +12,7 @@ from typing import Literal
 
 from langgraph.types import Send
 
-from schemas.text2cypher import Text2CypherState
+from reflexion_agents.schemas.text2cypher import Text2CypherState
 
 
 def after_start(state: Text2CypherState) -> Literal["guardrail", "__end__"]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from nodes.common.schema_text import schema_text
-from schemas.graphdb import GraphSchema, NodeLabelInfo, RelationshipInfo
-from schemas.settings import FLOW_DEFAULTS
+from reflexion_agents.nodes.common.schema_text import schema_text
+from reflexion_agents.schemas.graphdb import GraphSchema, NodeLabelInfo, RelationshipInfo
+from reflexion_agents.schemas.settings import FLOW_DEFAULTS
 
 DEFAULT_SCHEMA_CHARS = FLOW_DEFAULTS.schema_chars  # the setting's default (`FlowSettings`)
 _WORD = re.compile(r"[A-Za-z0-9]+")

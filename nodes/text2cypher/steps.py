@@ -17,12 +17,12 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.types import interrupt
 
-from nodes.common.approval import approval_request, read_decision
-from nodes.common.schema_text import schema_text
-from nodes.common.turns import new_user_message
-from nodes.graphdb.value_matching import describe_mappings
-from nodes.models.wire import without_surrogates
-from nodes.prompts.text2cypher import (
+from reflexion_agents.nodes.common.approval import approval_request, read_decision
+from reflexion_agents.nodes.common.schema_text import schema_text
+from reflexion_agents.nodes.common.turns import new_user_message
+from reflexion_agents.nodes.graphdb.value_matching import describe_mappings
+from reflexion_agents.nodes.models.wire import without_surrogates
+from reflexion_agents.nodes.prompts.text2cypher import (
     CORRECT_INSTRUCTION,
     EVALUATE_PROMPT,
     GUARDRAIL_PROMPT,
@@ -32,12 +32,12 @@ from nodes.prompts.text2cypher import (
     generate_prompt,
     rows_text,
 )
-from nodes.text2cypher.context import FlowContext, ask, calls_left, emit, main_usage
-from nodes.text2cypher.schema_pruning import prune_schema
-from schemas.errors import DatabaseUnavailableError, GraphDatabaseError, QueryError
-from schemas.graphdb import is_empty_value
-from schemas.query_check import QueryCheck
-from schemas.text2cypher import (
+from reflexion_agents.nodes.text2cypher.context import FlowContext, ask, calls_left, emit, main_usage
+from reflexion_agents.nodes.text2cypher.schema_pruning import prune_schema
+from reflexion_agents.schemas.errors import DatabaseUnavailableError, GraphDatabaseError, QueryError
+from reflexion_agents.schemas.graphdb import is_empty_value
+from reflexion_agents.schemas.query_check import QueryCheck
+from reflexion_agents.schemas.text2cypher import (
     Attempt,
     CypherQuery,
     Evaluation,

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 
-from nodes.graphdb.protocol import GraphDatabase
-from schemas.errors import QueryError, QueryTimeoutError, WriteQueryRefusedError
-from schemas.graphdb import QueryResult
-from schemas.reflexion import ToolOutcome
-from schemas.settings import KG_QUERY_DEFAULTS
+from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
+from reflexion_agents.schemas.errors import QueryError, QueryTimeoutError, WriteQueryRefusedError
+from reflexion_agents.schemas.graphdb import QueryResult
+from reflexion_agents.schemas.reflexion import ToolOutcome
+from reflexion_agents.schemas.settings import KG_QUERY_DEFAULTS
 
 DEFAULT_ROWS_IN_MESSAGE = KG_QUERY_DEFAULTS.rows_in_message  # the setting's default (`KGQuerySettings`)
 

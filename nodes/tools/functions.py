@@ -14,7 +14,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from schemas.errors import ConfigurationError
+from reflexion_agents.schemas.errors import ConfigurationError
 
 
 def finish(answer: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nodes.tools.wikipedia_backends import (
+from reflexion_agents.nodes.tools.wikipedia_backends import (
     AmbiguousPageError,
     LocalCorpus,
     MediaWikiAPI,

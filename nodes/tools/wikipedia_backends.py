@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from schemas.errors import ReflexionError
+from reflexion_agents.schemas.errors import ReflexionError
 
 DEFAULT_API_URL = "https://en.wikipedia.org/w/api.php"
 USER_AGENT = "reflexion-agents/0.1 (ReAct Wikipedia tool; https://www.mediawiki.org/wiki/API:Etiquette)"
