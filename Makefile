@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint run serve install clean
+.PHONY: test test-fast lint run serve install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,13 +32,17 @@ test: $(STAMP) lint $(JS_CLIENT)
 	$(PY) -m pytest
 	$(NOTEBOOK_ENV) $(PY) -m pytest --nbmake notebooks -p no:cacheprovider -q
 
-## The gates: ruff (lint and format) over the tree, mypy over graphs/, nodes/, schemas/ (strict on the
-## database adapters and the schemas). A warning fails the build.
+## The unit tests alone (no database, server or other process): seconds, for the edit-test loop.
+## `pytest -m integration` and `pytest -m server` run the other kinds (tests/conftest.py says which is which).
+test-fast: $(STAMP)
+	$(PY) -m pytest -m unit -q
+
+## The gates: ruff (lint and format) over the tree, mypy --strict over the package (graphs/, nodes/,
+## schemas/). A warning fails the build.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
-	$(VENV)/bin/mypy --strict --follow-imports=silent reflexion_agents/nodes/graphdb reflexion_agents/schemas
 
 ## Ask a question of the embedded movies graph: make run QUESTION="Who directed The Matrix?"
 ## The question reaches the program as typed: make expands nothing in it ($(value)), and the shell

@@ -75,4 +75,4 @@ def show(graph: Any) -> Any:
     from IPython.display import Image, Markdown
 
     data = png_bytes(graph)
-    return Image(data) if data is not None else Markdown(f"```mermaid\n{mermaid(graph)}\n```")
+    return Image(data) if data is not None else Markdown(f"```mermaid\n{mermaid(graph)}\n```")  # type: ignore[no-untyped-call]

@@ -34,6 +34,7 @@ from reflexion_agents.graphs.runner import RunOptions
 from reflexion_agents.nodes.common.approval import approval_request, read_decision
 from reflexion_agents.nodes.common.responder import Responder, system_message
 from reflexion_agents.nodes.common.responder_with_retries import ResponderWithRetries
+from reflexion_agents.nodes.common.schema_text import DIALECT_NOTES
 from reflexion_agents.nodes.graphdb.graph_facts import GraphFacts
 from reflexion_agents.nodes.graphdb.hook_database import HookDatabase, connect_hook
 from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
@@ -43,7 +44,6 @@ from reflexion_agents.nodes.keyed_cache import KeyedCache
 from reflexion_agents.nodes.models.resolve import chat_model_from_env
 from reflexion_agents.nodes.models.wire import sendable
 from reflexion_agents.nodes.prompts.kg_query import (
-    DIALECT_NOTES,
     DRAFT_INSTRUCTION,
     QUERY_SYSTEM_PROMPT,
     REVISE_INSTRUCTION,

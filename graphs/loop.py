@@ -212,7 +212,8 @@ class AgentLoop(ABC, Generic[ResultT]):
         agent's."""
         asked = self.run_context().max_steps
         ceiling, own = recorded("max_steps", self._max_steps_ceiling()), recorded("max_steps", self.max_steps)
-        return min(asked, ceiling) if asked is not None else own
+        limit: int = min(asked, ceiling) if asked is not None else own
+        return limit
 
     def _run_limits(self) -> dict[str, Any]:
         """The limits a starting run records, so they hold when another agent or process resumes it.

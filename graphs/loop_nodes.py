@@ -41,6 +41,10 @@ if TYPE_CHECKING:
     from reflexion_agents.graphs.loop import AgentLoop, Turn
 
 
+#: The nodes of every agent built on the loop, in the order a run meets them.
+LOOP_NODES = ("draft", "execute_tool", "revise", REPLY_NODE)
+
+
 class SyncAndAsyncNode(Runnable[Any, Any]):
     """A graph node with a body for each call style: `graph.invoke` runs `func`, `graph.ainvoke` (and
     the server) awaits `afunc`, so an async run never holds a thread per question.

@@ -4,6 +4,7 @@
     registry.names()                      # the registered names, as LangGraph server lists them
     registry.graph("kg_reflexion")        # the compiled graph (the agent or flow is built on first use)
     registry.agent("text2cypher_retry")   # the agent or flow object behind it
+    registry.build("kg_reflexion", model=chat, database=db)  # a new one, with your model and database
 
 A new agent or flow is its own files plus one line in `BUILDERS`, a function that builds it
 (with `checkpointer=None`: LangGraph server checkpoints the threads); the text-to-Cypher flows
@@ -15,12 +16,13 @@ name is bound here to a graph factory, which the server calls to get the graph a
 once. The server hands it the run's runtime, whose context is the one the client sent: a field the
 graph does not have is refused there, with the list of fields (the server itself would drop it
 silently). Called with no argument, a factory just returns the graph. `langgraph.json` lists the
-names as `graphs.registry:<name>`; it is derived from `BUILDERS` (`python -m reflexion_agents.graphs.registry`
-rewrites its `graphs`), and a test checks the two match.
+names as `reflexion_agents.graphs.registry:<name>`; it is derived from `BUILDERS`
+(`python -m reflexion_agents.graphs.registry` rewrites its `graphs`), and a test checks the two match.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
@@ -71,13 +73,25 @@ def wikipedia_from_env() -> WikipediaTools:
     return WikipediaTools.sample() if source == "sample" else WikipediaTools(LocalCorpus.from_file(source))
 
 
-BUILDERS: dict[str, Callable[[], Servable]] = {
-    "kg_reflexion": lambda: KGQueryReflexionAgent(checkpointer=None),
-    "react_wikipedia": lambda: WikipediaReActAgent(wikipedia=wikipedia_from_env(), checkpointer=None),
-    "react_tools": lambda: ReActAgent(ARITHMETIC_TOOLS, add_llm_as_fallback=True, checkpointer=None),
-    "structured_output": lambda: StructuredOutputReflectionAgent(CarCollection, checkpointer=None),
-    **{f"text2cypher_{flow}": partial(Text2CypherFlow, flow, checkpointer=None) for flow in FLOWS},
+def _wikipedia_agent(**settings: Any) -> WikipediaReActAgent:
+    """The Wikipedia agent, on the pages `$REFLEXION_WIKIPEDIA` names unless `wikipedia=` is given."""
+    settings.setdefault("wikipedia", wikipedia_from_env())
+    return WikipediaReActAgent(**settings)
+
+
+_wikipedia_agent.__signature__ = inspect.signature(WikipediaReActAgent)  # type: ignore[attr-defined]
+
+
+#: Each name's builder; its keyword arguments are the agent's or flow's own settings (what `build` passes).
+BUILDERS: dict[str, Callable[..., Servable]] = {
+    "kg_reflexion": KGQueryReflexionAgent,
+    "react_wikipedia": _wikipedia_agent,
+    "react_tools": partial(ReActAgent, ARITHMETIC_TOOLS, add_llm_as_fallback=True),
+    "structured_output": partial(StructuredOutputReflectionAgent, CarCollection),
+    **{f"text2cypher_{flow}": partial(Text2CypherFlow, flow) for flow in FLOWS},
 }
+#: The graphs that query a graph database (the others refuse `database=`).
+WITH_DATABASE = frozenset({"kg_reflexion", *(f"text2cypher_{flow}" for flow in FLOWS)})
 
 _built: dict[str, Servable] = {}
 _lock = threading.Lock()
@@ -88,13 +102,42 @@ def names() -> list[str]:
     return list(BUILDERS)
 
 
-def agent(name: str) -> Servable:
-    """The agent or flow registered as `name`, built on the first call and the same object after."""
+def _known(name: str) -> None:
     if name not in BUILDERS:
         raise ConfigurationError(f"unknown graph {name!r}; the graphs are {', '.join(sorted(BUILDERS))}")
+
+
+def build(name: str, *, model: Any = None, database: Any = None, checkpointer: Any = None, **settings: Any) -> Servable:
+    """A new agent or flow of the kind registered as `name`, as the server runs it but with what you
+    give: `model` (a LangChain chat model; else the run's context or the environment names one),
+    `database` (a `GraphDatabase`, for the graphs that query one), `checkpointer` (none by default:
+    the server keeps threads itself) and the agent's own settings (`max_steps=2`, ...).
+
+    For tests and for programs that serve the registered graphs with their own model and database;
+    `agent(name)` stays the one the server uses."""
+    _known(name)
+    if model is not None:
+        settings["conversation_factory"] = lambda: model
+    if database is not None:
+        if name not in WITH_DATABASE:
+            raise ConfigurationError(
+                f"the graph {name!r} queries no database; database= is for {', '.join(sorted(WITH_DATABASE))}"
+            )
+        settings["database"] = database
+    builder = BUILDERS[name]
+    try:
+        inspect.signature(builder).bind_partial(checkpointer=checkpointer, **settings)
+    except TypeError as e:  # a setting this kind of agent does not have
+        raise ConfigurationError(f"the graph {name!r} does not take that setting: {e}") from e
+    return builder(checkpointer=checkpointer, **settings)
+
+
+def agent(name: str) -> Servable:
+    """The agent or flow registered as `name`, built on the first call and the same object after."""
+    _known(name)
     with _lock:
         if name not in _built:
-            _built[name] = BUILDERS[name]()
+            _built[name] = build(name)
         return _built[name]
 
 
@@ -118,7 +161,7 @@ def refuse_unknown_context(name: str, context: Any) -> None:
 
 
 def _factory(name: str) -> Callable[..., CompiledStateGraph[Any, Any, Any, Any]]:
-    def factory(runtime: ServerRuntime | None = None) -> CompiledStateGraph[Any, Any, Any, Any]:
+    def factory(runtime: ServerRuntime[Any] | None = None) -> CompiledStateGraph[Any, Any, Any, Any]:
         built = graph(name)
         refuse_unknown_context(name, getattr(runtime, "context", None))  # set for a run only
         return built

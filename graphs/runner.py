@@ -112,7 +112,8 @@ class _Run(Generic[ResultT]):
     def take(self, mode: str, chunk: Any) -> dict[str, Any] | None:
         """Record one streamed chunk; a progress event is returned to pass on."""
         if mode == EVENTS:
-            return chunk
+            event: dict[str, Any] = chunk
+            return event
         if mode == STATE:
             paused = paused_on(chunk)
             if paused is not None:  # a pause comes as the state with the interrupt under its own key

@@ -76,7 +76,8 @@ class StructuredOutputReflectionAgent(ActionLoopAgent[ExtractionResult]):
         return HumanMessage(content=extraction_prompt(question, self.output_schema))
 
     def _action_of(self, parsed: BaseModel) -> str:
-        return parsed.output  # type: ignore[attr-defined]
+        output: str = parsed.output  # type: ignore[attr-defined]
+        return output
 
     def _run_tool(self, state: ReflexionState) -> ToolRun:
         return run_validation(self.output_schema, RawExtraction.model_validate(state["parsed_action"]))

@@ -52,7 +52,7 @@ POSTGRES_CONNECT_TIMEOUT_S = 10
 #: The advisory lock (a constant of this library) that one process at a time holds to set the tables up.
 POSTGRES_SETUP_LOCK = 0x7265666C65786E  # "reflexn"
 
-_savers: dict[str, BaseCheckpointSaver] = {}
+_savers: dict[str, BaseCheckpointSaver[Any]] = {}
 _savers_lock = threading.Lock()
 
 
@@ -63,7 +63,7 @@ class AsyncInWorkerThread(BaseCheckpointSaver[str]):
     `aexecute` brings; LangGraph's async savers hold a connection bound to the loop that made
     them, so one of them would fail on the next loop. The sync saver, called from a thread,
     serves any loop and keeps the loop free while the database works. Put it first among the
-    bases, so these methods replace `BaseCheckpointSaver`'s (which raise NotImplementedError)."""
+    bases, so these methods replace `BaseCheckpointSaver[Any]`'s (which raise NotImplementedError)."""
 
     async def aget_tuple(self, config: Any) -> CheckpointTuple | None:
         return await asyncio.to_thread(self.get_tuple, config)
@@ -168,7 +168,7 @@ def _passwords(url: str) -> list[str]:
 
 
 @functools.cache
-def _postgres_saver_type() -> type[BaseCheckpointSaver]:
+def _postgres_saver_type() -> type[BaseCheckpointSaver[Any]]:
     """LangGraph's `PostgresSaver` with async methods from a worker thread (made once, on first use,
     so the library imports without the `postgres` extra)."""
     try:
@@ -185,7 +185,7 @@ def _postgres_saver_type() -> type[BaseCheckpointSaver]:
     return ThreadedPostgresSaver
 
 
-def postgres_checkpointer(url: str) -> BaseCheckpointSaver:
+def postgres_checkpointer(url: str) -> BaseCheckpointSaver[Any]:
     """The saver for the PostgreSQL database at `url`, one per URL in a process (made on first use,
     its tables created or migrated then): a `PostgresSaver` that serves `execute` and `aexecute`.
 
@@ -239,8 +239,9 @@ def postgres_checkpointer(url: str) -> BaseCheckpointSaver:
                 "'memory' or 'none'"
             ) from e
         atexit.register(_close_quietly, pool)
-        _savers[key] = saver
-        return saver
+        made: BaseCheckpointSaver[Any] = saver
+        _savers[key] = made
+        return made
 
 
 def _close_quietly(pool: Any) -> None:
@@ -249,7 +250,7 @@ def _close_quietly(pool: Any) -> None:
         pool.close(timeout=1.0)
 
 
-def durable_checkpointer() -> BaseCheckpointSaver | None:
+def durable_checkpointer() -> BaseCheckpointSaver[Any] | None:
     """The checkpointer `$REFLEXION_CHECKPOINTS` names (see the module docstring)."""
     setting = (os.environ.get(CHECKPOINTS_ENV) or "").strip()
     if setting.lower() == "none":

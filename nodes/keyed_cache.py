@@ -32,12 +32,14 @@ class KeyedCache:
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
-                return self._items[key]
+                found: V = self._items[key]
+                return found
             key_lock = self._making.setdefault(key, threading.Lock())
         with key_lock:
             with self._lock:
                 if key in self._items:
-                    return self._items[key]
+                    made: V = self._items[key]
+                    return made
             value = make()
             with self._lock:
                 self._items[key] = value

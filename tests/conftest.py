@@ -42,3 +42,27 @@ def shop_db(falkordb_server: EmbeddedFalkorDB) -> FalkorDBGraph:
     if "shop" not in db.graphs():
         load_cypher_script(db, SHOP_CYPHER)
     return db
+
+
+# -- kinds of test ---------------------------------------------------------------------------------
+# `unit` tests need no database, no server and no other process, and run in seconds (`make test-fast`);
+# `integration` tests use the real embedded database (the fixtures above, or a server of their own)
+# or start processes; `server` tests start LangGraph's server or PostgreSQL. A test is given its kind
+# here, from the fixtures it uses or from its module's `pytestmark`, so no list is kept by hand.
+DATABASE_FIXTURES = {"falkordb_server", "movies_db", "shop_db"}
+KINDS = ("unit", "integration", "server")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "unit: needs no database, server or other process (make test-fast)")
+    config.addinivalue_line("markers", "integration: the real embedded database, or other processes")
+    config.addinivalue_line("markers", "server: LangGraph's server, PostgreSQL or a JavaScript client")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        declared = {mark.name for mark in item.iter_markers() if mark.name in KINDS}
+        if declared:
+            continue
+        uses_database = DATABASE_FIXTURES & set(getattr(item, "fixturenames", ()))
+        item.add_marker(pytest.mark.integration if uses_database else pytest.mark.unit)

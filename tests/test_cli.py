@@ -90,6 +90,7 @@ def test_load_runs_a_cypher_script_into_a_named_graph(tmp_path, capsys, data_dir
         cities.clear()
 
 
+@pytest.mark.integration
 def test_react_runs_the_tool_agent_and_the_wikipedia_agent(monkeypatch, capsys):
     with OpenAIStub(multiply_then_finish(465, 321)) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
@@ -106,6 +107,7 @@ def test_react_runs_the_tool_agent_and_the_wikipedia_agent(monkeypatch, capsys):
     )
 
 
+@pytest.mark.integration
 def test_extract_validates_against_a_schema_and_reports_failures(monkeypatch, capsys):
     cars = {"cars": [{"brand": "Fiat", "model": "Panda", "power": 45}]}
     with OpenAIStub(lambda request: {"tool": "CarCollection", "args": cars}) as stub:
@@ -173,6 +175,7 @@ def test_every_reflexion_command_in_the_readme_parses_as_written():
         parser().parse_args(shlex.split(command)[1:])  # exits (SystemExit) on any argument the CLI lacks
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", ["text2cypher_planner", "text2cypher_retry_evaluate", "kg_reflexion"])
 def test_drawing_a_graph_starts_no_database(tmp_path, name):
     """Compiling reads the attributes a node's code names: none of them may open the database."""

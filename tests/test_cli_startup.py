@@ -19,6 +19,8 @@ import pytest
 
 from reflexion_agents.graphs.cli import parser
 
+pytestmark = pytest.mark.integration  # the command line started in processes of its own
+
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = (
     "langgraph",

@@ -25,6 +25,8 @@ from reflexion_agents.nodes.graphdb.quarantine import QUARANTINE_FILE
 from reflexion_agents.schemas.errors import CypherSyntaxError, QueryError
 from tests.helpers import TOM_HANKS_QUERY, draft, make_agent, revise
 
+pytestmark = pytest.mark.integration  # a server of its own, crashed on purpose
+
 # (procedure call, what it yields)
 PROCEDURES = [
     ("db.labels()", "label"),

@@ -17,11 +17,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from reflexion_agents.graphs.text2cypher_flow import Text2CypherFlow
 from reflexion_agents.nodes.graphdb import FalkorDBGraph
 from reflexion_agents.nodes.graphdb.embedded import AOF_DIR, RDB_FILE, EmbeddedFalkorDB
 from reflexion_agents.nodes.text2cypher.fewshots import EXAMPLE_LABEL, FewShotStore
 from tests.flow_script import flow_model
+
+pytestmark = pytest.mark.integration  # servers killed with kill -9
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOP = ROOT / "nodes" / "graphdb" / "demo" / "shop"

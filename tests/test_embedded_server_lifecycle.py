@@ -28,6 +28,8 @@ from tests.helpers import HANG_GUARD_S, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 
+pytestmark = pytest.mark.integration  # servers and their users in processes of their own
+
 # A user: joins (or starts) the directory's server, says its port, then waits for "exit" on stdin.
 # It is ended by these signals as a program started at a terminal is, whatever the suite inherited:
 # under nohup (or as a background job of a script) SIGHUP (or SIGINT) would be ignored, and the
@@ -39,6 +41,7 @@ for number, default in ((signal.SIGHUP, signal.SIG_DFL), (signal.SIGTERM, signal
     if signal.getsignal(number) == signal.SIG_IGN:
         signal.signal(number, default)
 from reflexion_agents.nodes.graphdb.embedded import EmbeddedFalkorDB
+
 server = EmbeddedFalkorDB.start(sys.argv[1])
 print(server.port, server.owned, flush=True)
 sys.stdin.readline()

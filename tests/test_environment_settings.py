@@ -83,6 +83,7 @@ def test_a_provider_whose_package_is_missing_names_the_package(clean_env, name):
         chat_model_from_env(name)
 
 
+@pytest.mark.integration
 def test_the_cli_exits_2_naming_the_package_and_3_for_an_unreachable_neo4j(clean_env, capsys):
     clean_env.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     clean_env.setenv("REFLEXION_MODEL", "ollama:llama3.1")

@@ -32,6 +32,8 @@ from reflexion_agents.schemas.errors import DatabaseUnavailableError, QueryTimeo
 from tests.helpers import HANG_GUARD_S, latest, seconds
 from tests.loopback import TcpPeer
 
+pytestmark = pytest.mark.integration  # peers on loopback that answer late or never
+
 HTTP = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"
 REDIS_ERROR = b"-ERR unknown command\r\n"
 BOLT_1 = b"\x00\x00\x00\x01"  # a Bolt version no current driver speaks

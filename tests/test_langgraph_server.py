@@ -24,6 +24,8 @@ from reflexion_agents.graphs import registry
 from tests.helpers import TOM_HANKS_QUERY, graph_fingerprint, last_query_shown
 from tests.openai_stub import OpenAIStub, tool_names
 
+pytestmark = pytest.mark.server  # LangGraph's server and its SDK clients
+
 OTHER_QUERY = "MATCH (m:Movie {title: 'The Matrix'})<-[:DIRECTED]-(p:Person) RETURN p.name AS director"
 FLOW_REPLIES = {
     "GuardrailDecision": {"answerable": True, "reason": "movies"},

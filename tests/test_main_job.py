@@ -7,8 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import TOM_HANKS_QUERY, closed_port, kg_model
 from tests.openai_stub import OpenAIStub, revision_scoring_model
+
+pytestmark = pytest.mark.integration  # each test runs the main job in a process of its own
 
 ROOT = Path(__file__).resolve().parents[1]
 

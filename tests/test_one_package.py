@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.integration  # the library used from another folder, in processes of their own
+
 # What a user's project folder holds: modules named as the project's folders are, none a package.
 USERS_OWN = {
     "graphs.py": "CHARTS = ['bar', 'pie']\n",

@@ -44,6 +44,8 @@ from reflexion_agents.schemas.errors import ConfigurationError
 from tests.helpers import EMPTY_QUERY, HANG_GUARD_S, SLACK_S, TOM_HANKS_QUERY, draft, keep, revise
 from tests.openai_stub import OpenAIStub, tool_names
 
+pytestmark = pytest.mark.server  # a PostgreSQL server
+
 REPO = Path(__file__).resolve().parent.parent
 QUESTION = "Which movies did Tom Hanks act in?"
 

@@ -6,20 +6,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from reflexion_agents.graphs import registry
-from reflexion_agents.nodes.keyed_cache import KeyedCache
 from tests.openai_stub import OpenAIStub, multiply_then_finish
 
 
 def test_the_react_tools_graph_answers_a_message(monkeypatch):
-    agent = registry.agent("react_tools")
     with OpenAIStub(multiply_then_finish(6, 7)) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
-        monkeypatch.setattr(agent, "_chat", None)
-        monkeypatch.setattr(agent, "_responders", KeyedCache())
-        state = registry.graph("react_tools").invoke({"messages": [HumanMessage("What is 6 times 7?")]})
+        served = registry.build("react_tools")  # as the server builds it: the model from the environment
+        state = served.graph.invoke({"messages": [HumanMessage("What is 6 times 7?")]})
     assert state["stop_reason"] == "finished" and state["question"] == "What is 6 times 7?"
     assert state["outcomes"][-1]["content"] == "42"
     # a chat client shows the last message: an AI message with the final answer, and the output says it too
@@ -28,15 +26,11 @@ def test_the_react_tools_graph_answers_a_message(monkeypatch):
 
 
 def test_the_structured_output_graph_extracts_from_a_message(monkeypatch):
-    agent = registry.agent("structured_output")
     cars = {"cars": [{"brand": "Fiat", "model": "Panda", "power": 45}]}
     with OpenAIStub(lambda request: {"tool": "CarCollection", "args": cars}) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
-        monkeypatch.setattr(agent, "_chat", None)
-        monkeypatch.setattr(agent, "_extractors", KeyedCache())
-        state = registry.graph("structured_output").invoke(
-            {"messages": [HumanMessage("I own a Fiat Panda with 45Hp.")]}
-        )
+        agent = registry.build("structured_output")
+        state = agent.graph.invoke({"messages": [HumanMessage("I own a Fiat Panda with 45Hp.")]})
     assert state["stop_reason"] == "validated"
     assert agent._parse_final_result(state).value.cars[0].power == 45
     last = state["messages"][-1]  # the validated object as JSON, the whole message
@@ -153,8 +147,8 @@ def test_every_registered_graph_ends_with_an_ai_message_that_answers(monkeypatch
     monkeypatch.setenv("REFLEXION_WIKIPEDIA", "sample")
     with OpenAIStub(any_graphs_model) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
-        for name, build in registry.BUILDERS.items():
-            built = build()
+        for name in registry.names():
+            built = registry.build(name)
             try:
                 state = built.graph.invoke({"messages": [HumanMessage("Which movies did Tom Hanks act in?")]})
             finally:
@@ -165,3 +159,20 @@ def test_every_registered_graph_ends_with_an_ai_message_that_answers(monkeypatch
             assert last.content == state["answer"], name
             if name == "kg_reflexion" or name.startswith("text2cypher_"):
                 assert ["Cast Away"] in state["rows"] and state["columns"] == ["title"], name
+
+
+def test_a_registered_graph_is_built_with_the_model_and_database_given(movies_db):
+    """`registry.build`: the served kind of agent, with a chat model and a database of the caller's."""
+    from reflexion_agents.nodes.models import ScriptedChatModel
+    from reflexion_agents.schemas.errors import ConfigurationError
+    from tests.helpers import TOM_HANKS_QUERY, draft, revise
+
+    model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, 9), revise(TOM_HANKS_QUERY, 9)])
+    built = registry.build("kg_reflexion", model=model, database=movies_db, max_steps=3)
+    state = built.graph.invoke({"messages": [HumanMessage("Which movies did Tom Hanks act in?")]})
+    assert ["Cast Away"] in state["rows"] and len(model.calls) >= 2
+    assert built is not registry.agent("kg_reflexion")  # the served one is untouched
+    with pytest.raises(ConfigurationError, match="queries no database; database= is for kg_reflexion"):
+        registry.build("react_tools", database=movies_db)
+    with pytest.raises(ConfigurationError, match="unknown setting 'max_stepz'"):
+        registry.build("kg_reflexion", max_stepz=3)

@@ -31,8 +31,6 @@ from langchain_core.messages import HumanMessage
 
 from reflexion_agents.graphs import registry
 from reflexion_agents.nodes.graphdb import FalkorDBGraph
-from reflexion_agents.nodes.graphdb.run_databases import RunDatabases
-from reflexion_agents.nodes.keyed_cache import KeyedCache
 from reflexion_agents.nodes.react.results import react_result
 from reflexion_agents.nodes.tools.wikipedia import WikipediaTools
 from reflexion_agents.nodes.tools.wikipedia_backends import LocalCorpus, MediaWikiAPI
@@ -60,23 +58,16 @@ FAILED = {"model_error", "tool_unavailable", "invalid_input"}
 SUCCEEDED = {"finished", "validated", "answered", "score_threshold", "non_empty_result", "empty_result", "not_in_graph"}
 
 
-def registered() -> dict[str, tuple[Any, Any]]:
-    """Each registered graph by name: (the compiled graph, the agent or flow object behind it)."""
-    return {name: (registry.graph(name), registry.agent(name)) for name in registry.names()}
-
-
-def fresh(owner: Any, monkeypatch: pytest.MonkeyPatch, wikipedia_api: str) -> None:
-    """Forget the owner's cached model clients and databases (restored after the test), so they are
-    made again from this test's environment."""
-    for attribute, value in list(vars(owner).items()):
-        if isinstance(value, KeyedCache):
-            monkeypatch.setattr(owner, attribute, KeyedCache())
-        elif isinstance(value, RunDatabases):
-            monkeypatch.setattr(owner, attribute, RunDatabases(value.connection_args, value.given))
-        elif attribute in ("_chat", "_conversation", "_db"):
-            monkeypatch.setattr(owner, attribute, None)
-    if isinstance(getattr(owner, "tools", None), WikipediaTools):  # the live client, on the sample corpus
-        monkeypatch.setattr(owner, "tools", WikipediaTools(MediaWikiAPI(wikipedia_api)))
+def registered(wikipedia_api: str) -> dict[str, tuple[Any, Any]]:
+    """Each registered graph by name, built as the server builds it from this test's environment
+    (the Wikipedia agent on the live client, pointed at the sample corpus): (the compiled graph,
+    the agent or flow object behind it)."""
+    built = {}
+    for name in registry.names():
+        live = {"wikipedia": WikipediaTools(MediaWikiAPI(wikipedia_api))} if name == "react_wikipedia" else {}
+        owner = registry.build(name, **live)
+        built[name] = (owner.graph, owner)
+    return built
 
 
 def close(owner: Any) -> None:
@@ -165,8 +156,6 @@ def fuzz_db(movies_db: FalkorDBGraph) -> Iterator[FalkorDBGraph]:
 
 @pytest.mark.timeout(max(120, RUNS * 3))
 def test_no_fuzzed_reply_crashes_a_registered_graph(fuzz_db, falkordb_server, monkeypatch, capsys):
-    graphs = registered()
-    names = sorted(graphs)
     before = graph_fingerprint(fuzz_db)
     failures: list[str] = []
     findings: dict[str, list[int]] = {}  # what went wrong (kind, graph, step) -> the seeds it went wrong with
@@ -185,8 +174,8 @@ def test_no_fuzzed_reply_crashes_a_registered_graph(fuzz_db, falkordb_server, mo
         }.items():
             monkeypatch.setenv(variable, value)
         monkeypatch.delenv("REFLEXION_MODEL", raising=False)
-        for _, owner in graphs.values():
-            fresh(owner, monkeypatch, wiki.api_url)
+        graphs = registered(wiki.api_url)
+        names = sorted(graphs)
         try:
             for run in range(RUNS):
                 seed = SEED + run

@@ -17,6 +17,8 @@ from reflexion_agents.schemas.errors import WriteQueryRefusedError
 from reflexion_agents.schemas.kg_query import GenerateQuery
 from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, keep, revise
 
+pytestmark = pytest.mark.integration  # servers and processes of their own
+
 MEG_RYAN_QUERY = TOM_HANKS_QUERY.replace("Tom Hanks", "Meg Ryan")
 
 

@@ -25,6 +25,8 @@ from reflexion_agents.nodes.graphdb import falkordb_graph as falkordb_module
 from reflexion_agents.nodes.graphdb.embedded import EmbeddedFalkorDB
 from reflexion_agents.schemas.errors import CypherSyntaxError, QueryError
 
+pytestmark = pytest.mark.integration  # servers of their own under memory limits
+
 BOUNDS = [
     ("MATCH (m:Movie) WITH count(m) AS c", "c * 1000000"),
     ("MATCH (m:Movie) WITH toInteger(sum(m.released)) AS c", "c * 1000"),

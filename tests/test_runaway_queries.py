@@ -33,6 +33,8 @@ from tests.helpers import (
     wait_until,
 )
 
+pytestmark = pytest.mark.integration  # servers of their own, with runaway queries
+
 
 def nested(levels: int) -> str:
     return "RETURN " + "[" * levels + "1" + "]" * levels + " AS x"

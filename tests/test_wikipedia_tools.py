@@ -90,6 +90,7 @@ def test_the_live_client_speaks_the_mediawiki_api(corpus):
     assert all(r["user-agent"].startswith("reflexion-agents/") and r["format"] == "json" for r in stub.requests)
 
 
+@pytest.mark.integration
 def test_a_stalled_or_failing_wikipedia_is_an_error_observation_not_a_hang(corpus):
     with MediaWikiStub(corpus, delay=2.0) as stub:
         observation = WikipediaTools(MediaWikiAPI(stub.api_url, timeout=0.3)).search("Walker Scobell")

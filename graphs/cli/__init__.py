@@ -360,14 +360,21 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-class _Commands(argparse._SubParsersAction):
+if TYPE_CHECKING:  # generic for the type checker only: the class is not subscriptable at run time
+    _SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
+else:
+    _SubParsers = argparse._SubParsersAction
+
+
+class _Commands(_SubParsers):
     """Subcommands that take the global options too."""
 
     def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
         kwargs.setdefault("parents", []).append(_global_options(suppressed=True))
         kwargs.setdefault("epilog", EXIT_CODES)
         kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
-        return super().add_parser(name, **kwargs)
+        added: argparse.ArgumentParser = super().add_parser(name, **kwargs)
+        return added
 
 
 def parser() -> argparse.ArgumentParser:
@@ -410,7 +417,8 @@ def main(argv: list[str] | None = None) -> int:
         return code
 
     try:
-        return args.run(args, out)
+        code: int = args.run(args, out)
+        return code
     except ConfigurationError as e:
         return failed("Configuration error", e, EXIT_CONFIGURATION)
     except DatabaseUnavailableError as e:

@@ -177,7 +177,7 @@ def _run(
     model: str,
     faults: list[str] | None,
     misbehaviour: Misbehaviour | None,
-    items: list,
+    items: list[Any],
     db: Any,
     lines_path: Path,
     bar: Progress,

@@ -238,13 +238,15 @@ class Responder:
 
     def _call(self, prompt: list[BaseMessage]) -> AIMessage | Exception:
         try:
-            return self._runnable.invoke(prompt)
+            reply: AIMessage = self._runnable.invoke(prompt)
+            return reply
         except Exception as e:
             return reply_from_client_error(e) or e
 
     async def _acall(self, prompt: list[BaseMessage]) -> AIMessage | Exception:
         try:
-            return await self._runnable.ainvoke(prompt)
+            reply: AIMessage = await self._runnable.ainvoke(prompt)
+            return reply
         except Exception as e:
             return reply_from_client_error(e) or e
 
@@ -263,7 +265,8 @@ def drive(attempts: Generator[Any, Any, R], call: Callable[[Any], Any]) -> R:
         try:
             request = attempts.send(call(request))
         except StopIteration as done:
-            return done.value
+            result: R = done.value
+            return result
 
 
 async def adrive(attempts: Generator[Any, Any, R], call: Callable[[Any], Awaitable[Any]]) -> R:
@@ -273,4 +276,5 @@ async def adrive(attempts: Generator[Any, Any, R], call: Callable[[Any], Awaitab
         try:
             request = attempts.send(await call(request))
         except StopIteration as done:
-            return done.value
+            result: R = done.value
+            return result

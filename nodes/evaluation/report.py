@@ -20,9 +20,14 @@ def group_score(name: str, traces: Iterable[QuestionTrace]) -> GroupScore:
     scored = [t for t in traces if t.correct is not None and t.answer is not None]
     answers = [t.answer for t in scored if t.answer is not None]
     non_empty = [t for t in scored if t.gold_rows]
-    mean = lambda values: statistics.fmean(values) if values else 0.0  # noqa: E731
     correct = sum(1 for t in scored if t.correct)
-    per_correct = lambda total: total / correct if correct else 0.0  # noqa: E731
+
+    def mean(values: list[int]) -> float:
+        return statistics.fmean(values) if values else 0.0
+
+    def per_correct(total: float) -> float:
+        return total / correct if correct else 0.0
+
     return GroupScore(
         name=name,
         scored=len(scored),

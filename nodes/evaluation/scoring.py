@@ -98,7 +98,10 @@ def _ordered_equal(gold: list[tuple[Any, ...]], got: list[tuple[Any, ...]], keys
         return True
     if not keys or len(gold) != len(got):
         return False
-    key = lambda row: tuple(row[i] for i in keys)  # noqa: E731
+
+    def key(row: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(row[i] for i in keys)
+
     if [key(r) for r in gold] != [key(r) for r in got]:
         return False
     groups: list[tuple[int, int]] = []

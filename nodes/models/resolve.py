@@ -101,7 +101,8 @@ def chat_model_from_env(model: str | None = None, *, temperature: float = 0.0) -
     from langchain.chat_models import init_chat_model
 
     try:
-        return init_chat_model(model_name, model_provider=provider, temperature=temperature, **settings)
+        chat: BaseChatModel = init_chat_model(model_name, model_provider=provider, temperature=temperature, **settings)
+        return chat
     except ImportError as e:
         raise ConfigurationError(f"the model {name!r} needs a package that is not installed: {e}") from e
     except ValueError as e:  # an unknown provider, or settings the provider refuses

@@ -67,7 +67,8 @@ class ScriptedChatModel(BaseChatModel):
             reply = reply(messages)
         if isinstance(reply, str):
             reply = AIMessage(content=reply)
-        return reply.model_copy(deep=True)
+        message: AIMessage = reply.model_copy(deep=True)
+        return message
 
     def _generate(
         self,

@@ -11,7 +11,7 @@ whether a correction may follow (`can_correct`) for the routers that read only t
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -392,11 +392,12 @@ def evaluate(state: Mapping[str, Any], ctx: FlowContext) -> Update:
 def best_attempt(attempts: list[Attempt]) -> Attempt | None:
     """The latest attempt that ran with rows and no critique (or no rows resting on what exists); else the
     latest that ran and named nothing the check found wrong; else the latest that ran; else the last."""
-    for wanted in (
-        lambda a: a.error is None and not a.critique and ((a.rows and not all_null(a)) or rests_on_what_exists(a)),
+    choices: tuple[Callable[[Attempt], bool], ...] = (
+        lambda a: a.error is None and not a.critique and (bool(a.rows and not all_null(a)) or rests_on_what_exists(a)),
         lambda a: a.error is None and not (a.check is not None and a.check.blocking),
         lambda a: a.error is None,
-    ):
+    )
+    for wanted in choices:
         chosen = next((a for a in reversed(attempts) if wanted(a)), None)
         if chosen is not None:
             return chosen

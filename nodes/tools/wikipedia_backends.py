@@ -107,7 +107,8 @@ class MediaWikiAPI:
             raise WikipediaError(f"Wikipedia could not be reached: {type(e).__name__}: {e}") from e
         if "error" in data:
             raise WikipediaError(f"Wikipedia refused the request: {data['error'].get('info', data['error'])}")
-        return data
+        reply: dict[str, Any] = data
+        return reply
 
     def page(self, title: str) -> WikiPage:
         key = normalise_title(title)
