@@ -93,23 +93,31 @@ class _Replay(TypedDict):
     messages: Annotated[list[BaseMessage], add_messages]
 
 
-def bare_graph(checkpointer: Any, run: list[BaseMessage]) -> Any:
-    """The agent's nodes and routes doing nothing but append the next message of `run` (a run the
-    agent made; its first message is the question): LangGraph's own cost for the same state."""
+#: A run the agent made, node by node: (the node, the messages it appended).
+Run = list[tuple[str, list[BaseMessage]]]
 
-    def next_message(state: _Replay) -> dict[str, list[BaseMessage]]:
-        return {"messages": [run[len(state["messages"])]]}
 
-    def after_revise(state: _Replay) -> str:
-        return "reply" if len(state["messages"]) == len(run) - 1 else "execute_tool"
+def bare_graph(checkpointer: Any, run: Run) -> Any:
+    """The agent's nodes and routes doing nothing but append the messages the agent's node appended at
+    that point of `run`: LangGraph's own cost for the same state, with the same checkpointer."""
+    appended, then, count = {}, {}, 1  # by the number of messages so far: what comes, and which node
+    for node, messages in run:
+        then[count], appended[count] = node, messages
+        count += len(messages)
+    then[count] = END
+
+    def replay(state: _Replay) -> dict[str, list[BaseMessage]]:
+        return {"messages": appended[len(state["messages"])]}
+
+    def route(state: _Replay) -> str:
+        return then[len(state["messages"])]
 
     builder = StateGraph(_Replay)
     for name in ("draft", "execute_tool", "revise", "reply"):
-        builder.add_node(name, next_message)
+        builder.add_node(name, replay)
     builder.add_edge(START, "draft")
-    builder.add_conditional_edges("draft", lambda s: "execute_tool")
-    builder.add_conditional_edges("execute_tool", lambda s: "revise")
-    builder.add_conditional_edges("revise", after_revise)
+    for name in ("draft", "execute_tool", "revise"):
+        builder.add_conditional_edges(name, route)
     builder.add_edge("reply", END)
     return builder.compile(checkpointer=checkpointer)
 
@@ -125,17 +133,17 @@ def timed(call: Callable[[], Any]) -> tuple[Any, float, float]:
     return returned, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def measure_bare(checkpointer: Any, run: list[BaseMessage], iterations: int, runs: int) -> tuple[float, float]:
+def measure_bare(checkpointer: Any, run: Run, question: BaseMessage, iterations: int, runs: int) -> tuple[float, float]:
     """Milliseconds per iteration of the bare graph replaying `run`: (wall, CPU), medians over `runs`
     after a warm-up."""
     graph = bare_graph(checkpointer, run)
-    question = {"messages": run[:1]}
-    samples = [timed(lambda n=n: graph.invoke(question, config(checkpointer, n))) for n in range(runs + 1)]
+    asked = {"messages": [question]}
+    samples = [timed(lambda n=n: graph.invoke(asked, config(checkpointer, n))) for n in range(runs + 1)]
     wall, cpu = (1000 * statistics.median(s[k] for s in samples[1:]) / iterations for k in (1, 2))
     return wall, cpu
 
 
-def measure_agent(db: Any, checkpointer: Any, iterations: int, runs: int) -> tuple[dict[str, float], list[BaseMessage]]:
+def measure_agent(db: Any, checkpointer: Any, iterations: int, runs: int) -> tuple[dict[str, float], Run, BaseMessage]:
     """Milliseconds per iteration of the agent, medians over `runs` after a warm-up (which compiles
     the graph, reads the schema and records the database's answers), and the messages of its run."""
     replayed, model = ReplayedDatabase(db), TimedScriptedModel()
@@ -157,9 +165,12 @@ def measure_agent(db: Any, checkpointer: Any, iterations: int, runs: int) -> tup
     per["framework"] = statistics.median(
         1000 * (s["wall"] - s["model"] - s["database"]) / iterations for s in samples[1:]
     )
-    model.replies = loop_script(queries)  # one more run, for its messages
-    state = agent.graph.invoke(agent.question_input("Which movies?"), config(checkpointer, "messages"))
-    return per, state["messages"]
+    model.replies, model.calls = loop_script(queries), []  # one more run, for the messages each node appended
+    asked = agent.question_input("Which movies?")
+    updates = agent.graph.stream(asked, config(checkpointer, "messages"), stream_mode="updates")
+    run = [(node, update["messages"]) for chunk in updates for node, update in chunk.items() if update.get("messages")]
+    assert sum(len(messages) for _, messages in run) > 2 * iterations, run  # the whole run, every step
+    return per, run, asked["messages"][0]
 
 
 def checkpointers(folder: Path) -> dict[str, Callable[[], Any]]:
@@ -183,8 +194,8 @@ def main() -> None:
     default_framework, default_ratio = float("nan"), float("nan")
     with movies_database() as db, tempfile.TemporaryDirectory() as folder:
         for name, make in checkpointers(Path(folder)).items():
-            agent, messages = measure_agent(db, make(), args.iterations, args.runs)
-            bare_wall, bare_cpu = measure_bare(make(), messages, args.iterations, args.runs)
+            agent, run, question = measure_agent(db, make(), args.iterations, args.runs)
+            bare_wall, bare_cpu = measure_bare(make(), run, question, args.iterations, args.runs)
             framework = agent["framework"]
             print(
                 f"| {name} | {bare_wall:.2f} / {bare_cpu:.2f} | {agent['wall']:.2f} / {agent['cpu']:.2f} "
