@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -134,6 +135,18 @@ def test_serve_runs_langgraph_dev_offline_and_keeps_what_the_user_set():
     assert command[command.index("--port") + 1] == "8123" and command[command.index("--config") + 1].endswith(
         "langgraph.json"
     )
+
+
+def test_an_installed_package_without_the_repository_serves_the_registry(monkeypatch, tmp_path):
+    """A wheel has no langgraph.json beside the package: `reflexion serve` writes one from the registry."""
+    import json
+
+    from reflexion_agents.graphs import registry
+
+    monkeypatch.setattr(registry, "LANGGRAPH_JSON", tmp_path / "absent" / "langgraph.json")
+    command = serve_command(port=8123)
+    written = Path(command[command.index("--config") + 1])
+    assert written.exists() and json.loads(written.read_text())["graphs"] == registry.langgraph_graphs()
 
 
 def test_csv_values_are_read_strictly_and_malformed_files_are_refused(tmp_path, capsys, data_dir, falkordb_server):

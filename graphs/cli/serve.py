@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from reflexion_agents.schemas.errors import ConfigurationError
@@ -47,11 +48,10 @@ def langgraph_executable() -> str:
 def serve_command(
     host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, reload: bool = False, config: Path | None = None
 ) -> list[str]:
-    """The server's command line; `config` defaults to the project's langgraph.json (`graphs.registry`)."""
+    """The server's command line; `config` defaults to the project's langgraph.json (`graphs.registry`),
+    or, where the package is installed without the repository (a wheel), one written from the registry."""
     if config is None:  # the registry imports every graph's module: not for the parser, which reads the defaults
-        from reflexion_agents.graphs.registry import LANGGRAPH_JSON
-
-        config = LANGGRAPH_JSON
+        config = default_config()
     command = [
         langgraph_executable(),
         "dev",
@@ -64,6 +64,18 @@ def serve_command(
         "--no-browser",
     ]
     return command if reload else [*command, "--no-reload"]
+
+
+def default_config() -> Path:
+    """The repository's `langgraph.json`; an installed package has none, so the registry's graphs are
+    written to one in a folder of this user's own (the package itself is on the import path)."""
+    from reflexion_agents.graphs.registry import LANGGRAPH_JSON, write_langgraph_json
+
+    if LANGGRAPH_JSON.exists():
+        return LANGGRAPH_JSON
+    written = Path(tempfile.mkdtemp(prefix="reflexion-serve-")) / "langgraph.json"
+    write_langgraph_json(written)
+    return written
 
 
 def refuse_busy_port(host: str, port: int) -> None:
