@@ -117,6 +117,8 @@ def build(name: str, *, model: Any = None, database: Any = None, checkpointer: A
     `agent(name)` stays the one the server uses."""
     _known(name)
     if model is not None:
+        if "conversation_factory" in settings:
+            raise ConfigurationError("give the graph a model= or a conversation_factory=, not both")
         settings["conversation_factory"] = lambda: model
     if database is not None:
         if name not in WITH_DATABASE:
@@ -173,7 +175,7 @@ def _factory(name: str) -> Callable[..., CompiledStateGraph[Any, Any, Any, Any]]
 
 # What LangGraph's loader finds as `graphs.registry:<name>`; a name must not hide this module's own.
 if clashes := sorted(set(BUILDERS) & set(globals())):
-    raise TypeError(f"graph names {clashes} are taken by graphs.registry itself; register them under other names")
+    raise TypeError(f"graph names {clashes} are taken by {MODULE} itself; register them under other names")
 globals().update({name: _factory(name) for name in BUILDERS})
 
 

@@ -5,9 +5,11 @@ Only fixtures live here; the helpers tests import are in `tests/helpers.py`."""
 from __future__ import annotations
 
 import os
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,3 +68,40 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             continue
         uses_database = DATABASE_FIXTURES & set(getattr(item, "fixturenames", ()))
         item.add_marker(pytest.mark.integration if uses_database else pytest.mark.unit)
+
+
+# Hold `unit` to its word: a test of that kind that starts a process (a database server, the command
+# line, make), in the test or in a fixture it sets up, fails saying to mark it `integration`.
+_in_unit_test = False
+_start_process = subprocess.Popen._execute_child  # type: ignore[attr-defined]
+
+
+def _start_unless_in_a_unit_test(self: subprocess.Popen[Any], args: Any, *rest: Any, **kwargs: Any) -> Any:
+    if _in_unit_test:
+        raise AssertionError(
+            f"a unit test started a process ({args!r}): mark it integration (pytestmark or @pytest.mark.integration)"
+        )
+    return _start_process(self, args, *rest, **kwargs)
+
+
+subprocess.Popen._execute_child = _start_unless_in_a_unit_test  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    global _in_unit_test
+    _in_unit_test = item.get_closest_marker("unit") is not None
+    try:
+        yield
+    finally:
+        _in_unit_test = False
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    global _in_unit_test
+    _in_unit_test = item.get_closest_marker("unit") is not None
+    try:
+        yield
+    finally:
+        _in_unit_test = False

@@ -103,7 +103,7 @@ def kg_model(request: dict[str, Any]) -> dict[str, Any]:
 # a hang.
 
 HANG_GUARD_S = 60.0  # how long a test waits for something that happens in well under a second idle
-SLACK_S = 1.0  # the scheduler's share of a bound: a busy machine runs a woken thread this much late
+SLACK_S = 0.25  # the scheduler's share of a bound: a busy machine runs a woken thread this much late
 
 
 def seconds(call: Callable[[], object]) -> float:

@@ -48,11 +48,13 @@ def test_every_argument_of_every_command_has_help_text():
     assert not missing
 
 
+@pytest.mark.integration
 def test_version_prints_the_installed_version_on_stdout():
     done = subprocess.run([REFLEXION, "--version"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == f"reflexion {version('reflexion-agents')}"
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("command", [[], ["ask"], ["eval"]])
 def test_help_lists_every_exit_code(command):
     done = subprocess.run([REFLEXION, *command, "--help"], capture_output=True, text=True, timeout=60)
@@ -101,6 +103,7 @@ def test_a_paused_run_resumed_without_a_decision_names_the_command_lines_flag(mo
         agent.resume(paused.thread_id)
 
 
+@pytest.mark.integration
 def test_make_run_passes_the_question_through_as_typed(tmp_path):
     """`$HOME`, double and single quotes reach the program unexpanded (make and the shell expand nothing)."""
     echo = tmp_path / "argv.py"

@@ -171,3 +171,76 @@ def test_a_refused_row_far_down_a_file_refuses_the_load_before_anything_is_writt
     with pytest.raises(ConfigurationError, match=said):
         load_nodes_csv(db, items, "Item", key="sku", **options)
     assert name not in db.graphs()  # not one of the 1,200 good rows before it
+
+
+def test_a_file_that_can_be_read_only_once_loads_every_row(graph, tmp_path):
+    """A pipe (`/dev/fd/N`, a FIFO) gives its bytes once; the loader reads a file twice."""
+    import os
+    import threading
+
+    from reflexion_agents.nodes.graphdb.csv_loader import load_nodes_csv
+
+    _, db = graph
+    read, write = os.pipe()
+
+    def feed() -> None:
+        with os.fdopen(write, "w") as pipe:
+            pipe.write("id,name\n1,a\n2,b\n3,c\n")
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    try:
+        report = load_nodes_csv(db, f"/dev/fd/{read}", "N", key="id")
+    finally:
+        feeder.join()
+        os.close(read)
+    assert report.rows == 3
+    assert db.query("MATCH (n:N) RETURN n.id, n.name ORDER BY n.id").rows == [[1, "a"], [2, "b"], [3, "c"]]
+
+
+def test_a_file_changed_between_the_two_readings_is_refused(graph, tmp_path, monkeypatch):
+    """Another program appending to the file while it loads: its types and refusals no longer hold."""
+    from reflexion_agents.nodes.graphdb import csv_loader
+    from reflexion_agents.schemas.errors import ConfigurationError
+
+    name, db = graph
+    items = tmp_path / "items.csv"
+    items.write_text("id,name\n" + "".join(f"{i},n{i}\n" for i in range(600)), encoding="utf-8")
+    surveyed = csv_loader.survey
+
+    def survey_then_append(*args, **kwargs):
+        layout = surveyed(*args, **kwargs)
+        with items.open("a", encoding="utf-8") as more:
+            more.write("notanint,late\n")
+        return layout
+
+    monkeypatch.setattr(csv_loader, "survey", survey_then_append)
+    with pytest.raises(ConfigurationError, match="changed while it was being loaded"):
+        csv_loader.load_nodes_csv(db, items, "N", key="id")
+    assert name not in db.graphs()
+
+
+def test_a_row_is_counted_as_a_record_even_when_a_quoted_field_spans_lines(graph, tmp_path):
+    from reflexion_agents.nodes.graphdb.csv_loader import load_nodes_csv
+    from reflexion_agents.schemas.errors import ConfigurationError
+
+    _, db = graph
+    notes = tmp_path / "notes.csv"
+    notes.write_text('id,text\n1,"two\nlines"\n2,plain\n3\n', encoding="utf-8")  # row 4 is short
+    with pytest.raises(ConfigurationError, match="row 4: 1 cells for 2 columns"):
+        load_nodes_csv(db, notes, "Note", key="id")
+
+
+def test_two_readers_at_once_both_read_long_fields(tmp_path):
+    """The csv module's field limit is the process's: one reader ending must not lower it under another."""
+    from reflexion_agents.nodes.graphdb.csv_loader import CsvLayout, survey, typed_rows
+
+    short, long = tmp_path / "short.csv", tmp_path / "long.csv"
+    short.write_text("id\n1\n2\n", encoding="utf-8")
+    long.write_text("id,text\n1,a\n2," + "x" * 200_000 + "\n", encoding="utf-8")
+
+    first, second = typed_rows(long, survey(long)), typed_rows(short, survey(short))
+    assert next(first)[1]["id"] == 1  # the long file is being read
+    assert [row["id"] for _, row in second] == [1, 2]  # another file read to its end meanwhile
+    assert len(next(first)[1]["text"]) == 200_000
+    assert isinstance(survey(short), CsvLayout)

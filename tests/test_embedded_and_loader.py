@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from reflexion_agents.nodes.graphdb import FalkorDBGraph, connect, load_cypher_script
 from reflexion_agents.nodes.graphdb.cypher_script import translate_schema_statement
 from reflexion_agents.nodes.graphdb.cypher_text import split_statements
@@ -41,6 +43,7 @@ def test_the_movies_script_loads_with_its_constraints_translated(falkordb_server
     db.clear()
 
 
+@pytest.mark.integration
 def test_a_restart_keeps_loaded_graphs(tmp_path):
     server = EmbeddedFalkorDB.start(tmp_path)
     try:
@@ -57,6 +60,7 @@ def test_a_restart_keeps_loaded_graphs(tmp_path):
         restarted.stop()
 
 
+@pytest.mark.integration
 def test_a_second_user_of_the_same_directory_reuses_the_server(tmp_path):
     first = EmbeddedFalkorDB.start(tmp_path)
     try:

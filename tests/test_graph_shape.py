@@ -140,3 +140,15 @@ def test_the_planner_picture_shows_the_parallel_fan_out():
     assert edges["plan", "subquery"] == "each sub-question, in parallel"
     assert edges["check", "subquery"] == "each missing piece, in parallel"
     assert edges["check", "summarize"] == "enough" and edges["plan", "summarize"] == "nothing to fetch"
+
+
+@pytest.mark.parametrize("name", [n for n in registry.names() if n.startswith("text2cypher_")])
+def test_every_query_a_flow_writes_is_checked_before_it_runs(name):
+    """Whatever writes a query (a draft, a correction), the way to `execute` passes `check_query`,
+    which refuses writes and checks the query against the graph's schema."""
+    edges = {(e.source, e.target) for e in registry.graph(name).get_graph().edges}
+    into_execute = {source for source, target in edges if target == "execute"}
+    if into_execute:  # the planner runs its sub-queries inside `subquery`, checked there
+        assert into_execute == {"check_query"}, into_execute
+        writers = {target for source, target in edges if target in ("generate", "correct")}
+        assert all(("check_query" in reachable(edges, w)) for w in writers)

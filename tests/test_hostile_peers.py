@@ -5,7 +5,7 @@ the Bolt handshake and then never answers a query.
 Every query returns control within its timeout plus 10% (or 100 ms), its validating EXPLAIN included;
 a peer that is no usable database is a `DatabaseUnavailableError` within the connect timeout (each
 bound allowing for the machine's speed: three times a trivial call of the same kind, timed just
-before, and a second of slack; `tests/helpers.py`'s `latest`); and the
+before, and a quarter of a second of slack; `tests/helpers.py`'s `latest`); and the
 knowledge-graph agent and the four text-to-Cypher flows end such a run `tool_unavailable` before any
 model call, never with an exception and never by querying on. The peers are `tests/loopback.py`'s
 `TcpPeer`; the Neo4j client is the official driver itself (no Neo4j server can run here).

@@ -170,6 +170,7 @@ WRONG_BEFORE = [
 ]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("query", WRONG_BEFORE)
 def test_an_index_does_not_change_the_answer(graphs: tuple[FalkorDBGraph, FalkorDBGraph], query: str) -> None:
     plain, indexed = graphs
@@ -178,6 +179,7 @@ def test_an_index_does_not_change_the_answer(graphs: tuple[FalkorDBGraph, Falkor
     assert indexed.query(query).rows == expected
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     "query",
     [
@@ -201,6 +203,7 @@ def _plan(db: FalkorDBGraph, query: str) -> str:
     return str(db._graph.explain(guard_index_expressions(query)))
 
 
+@pytest.mark.integration
 def test_the_guarded_filter_is_not_an_index_scan_and_ordinary_lookups_still_are(
     graphs: tuple[FalkorDBGraph, FalkorDBGraph],
 ) -> None:
@@ -217,6 +220,7 @@ def test_the_guarded_filter_is_not_an_index_scan_and_ordinary_lookups_still_are(
     assert indexed.query("MATCH (f:F) WHERE f.i = 2 AND f.d.year = 2016 RETURN f.i AS i").rows == [[2]]
 
 
+@pytest.mark.integration
 def test_columns_keep_the_names_they_were_written_with(graphs: tuple[FalkorDBGraph, FalkorDBGraph]) -> None:
     _, indexed = graphs
     result = indexed.query("MATCH (f:F) WHERE f.d.year = 2016 RETURN f.d.year, count(*) AS n")
@@ -225,6 +229,7 @@ def test_columns_keep_the_names_they_were_written_with(graphs: tuple[FalkorDBGra
     assert result.query == "MATCH (f:F) WHERE f.d.year = 2016 RETURN f.d.year, count(*) AS n"
 
 
+@pytest.mark.integration
 def test_writes_are_guarded_too(graphs: tuple[FalkorDBGraph, FalkorDBGraph]) -> None:
     _, indexed = graphs
     scratch = indexed.sibling("indexed-writes")
@@ -235,6 +240,7 @@ def test_writes_are_guarded_too(graphs: tuple[FalkorDBGraph, FalkorDBGraph]) -> 
         scratch.clear()
 
 
+@pytest.mark.integration
 def test_the_server_still_needs_the_guard(graphs: tuple[FalkorDBGraph, FalkorDBGraph]) -> None:
     """The bug as the server shows it without the guard. Should a FalkorDB release answer right,
     this fails: the guard (and this test) can then go."""

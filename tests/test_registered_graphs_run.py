@@ -176,3 +176,5 @@ def test_a_registered_graph_is_built_with_the_model_and_database_given(movies_db
         registry.build("react_tools", database=movies_db)
     with pytest.raises(ConfigurationError, match="unknown setting 'max_stepz'"):
         registry.build("kg_reflexion", max_stepz=3)
+    with pytest.raises(ConfigurationError, match="a model= or a conversation_factory=, not both"):
+        registry.build("react_tools", model=model, conversation_factory=lambda: model)

@@ -2,9 +2,9 @@
 and the server answers the next query at once. (Only bounded cases run here: the embedded server
 is started with a small per-query memory cap before anything large is asked of it.)
 
-How soon things happen is bounded by `tests/helpers.py`'s `latest`: the promise, plus three times a
-trivial query timed in the same test and a second of slack, so a busy machine does not fail a test
-and a runaway (tens of seconds, or a dead server) still does."""
+How soon things happen is bounded by `tests/helpers.py`'s `latest`: the promise, plus three times
+a trivial query timed in the same test and a quarter of a second of slack, so a busy machine does
+not fail a test and a runaway (tens of seconds, or a dead server) still does."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import csv
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -125,7 +126,7 @@ def _peak_mb(pid: int) -> int:
 @pytest.mark.parametrize("kind", sorted(RUNAWAYS))
 def test_a_runaway_returns_control_within_its_timeout_and_nobody_waits_for_it(small_server, kind):
     server, db = small_server
-    bystander: dict[str, float] = {}
+    bystander: dict[str, Any] = {}
     other = FalkorDBGraph("g", host=server.host, port=server.port)
     trivial = seconds(lambda: other.query("MATCH (n:N) RETURN count(n)"))
     client = redis.Redis(host=server.host, port=server.port)
@@ -134,10 +135,14 @@ def test_a_runaway_returns_control_within_its_timeout_and_nobody_waits_for_it(sm
     def ask_something_else() -> None:
         # once the runaway runs in the server (its client is blocked on it), or was refused already
         running = lambda: client.info("clients")["blocked_clients"] > 0  # noqa: E731
-        wait_until(lambda: running() or returned.is_set(), "the runaway never started")
-        started = time.perf_counter()
-        assert other.query("MATCH (n:N) RETURN count(n)", timeout=5).rows == [[200]]
-        bystander["s"] = time.perf_counter() - started
+        try:
+            wait_until(lambda: running() or returned.is_set(), "the runaway never started")
+            started = time.perf_counter()
+            rows = other.query("MATCH (n:N) RETURN count(n)", timeout=5).rows
+            bystander["s"] = time.perf_counter() - started
+            bystander["rows"] = rows
+        except Exception as e:  # said by the test itself, not lost in this thread
+            bystander["failed"] = f"{type(e).__name__}: {e}"
 
     helper = threading.Thread(target=ask_something_else)
     helper.start()
@@ -149,6 +154,7 @@ def test_a_runaway_returns_control_within_its_timeout_and_nobody_waits_for_it(sm
     helper.join(HANG_GUARD_S)
     client.close()
     assert took < latest(1.1, trivial), f"{kind}: control came back after {took:.2f}s"
+    assert "failed" not in bystander and bystander["rows"] == [[200]], bystander
     assert bystander["s"] < latest(0.1, trivial), f"an unrelated query waited {bystander['s']:.2f}s behind {kind}"
     answered = time.perf_counter()
     assert db.query("RETURN 1").rows == [[1]]

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import itertools
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from reflexion_agents.nodes.graphdb.load_csv import long_fields
 from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
@@ -144,14 +145,15 @@ def parse_types(spec: str | None) -> dict[str, str]:
 
 
 def _records(path: str | Path) -> Iterator[tuple[int, list[str]]]:
-    """(line, cells) of each non-empty record of the file, the header first, read as a stream."""
+    """(row, cells) of each non-empty record of the file, read as a stream: the header is row 1, and
+    a record whose quoted field spans lines is still one row, as a spreadsheet counts them."""
     reader: Any = None
     try:
         with Path(path).open(newline="", encoding="utf-8-sig") as handle, long_fields():
             reader = csv.reader(handle, strict=True)
-            for cells in reader:
+            for row, cells in enumerate(reader, start=1):
                 if cells:
-                    yield reader.line_num, cells
+                    yield row, cells
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         raise ConfigurationError(
             f"cannot read the CSV file {path} (near line {reader.line_num if reader else 1}): {e}"
@@ -160,10 +162,49 @@ def _records(path: str | Path) -> Iterator[tuple[int, list[str]]]:
 
 @dataclass(frozen=True)
 class CsvLayout:
-    """What a first pass over a CSV file found: its header and each column's type."""
+    """What a first pass over a CSV file found: its header and each column's type, and the file's
+    size and time of change then (the second pass reads the same file, or refuses to)."""
 
     header: list[str]
     kinds: dict[str, str]
+    version: tuple[int, int] = (0, 0)
+
+
+def _version(path: str | Path) -> tuple[int, int]:
+    info = Path(path).stat()
+    return info.st_size, info.st_mtime_ns
+
+
+def _unchanged(path: str | Path, layout: CsvLayout) -> None:
+    """Refuse a file that changed since `survey` read it: its types, its refusals and its row count
+    are those of the file as it was."""
+    try:
+        changed = _version(path) != layout.version
+    except OSError as e:
+        raise ConfigurationError(f"cannot read the CSV file {path}: {e}") from e
+    if changed:
+        raise ConfigurationError(f"{path} changed while it was being loaded; load it again once it is written")
+
+
+@contextlib.contextmanager
+def rereadable(path: str | Path) -> Iterator[Path]:
+    """`path` itself when it is a regular file; otherwise (a pipe, /dev/stdin) a temporary copy of
+    what it gives, read once: the loader reads a file twice (its column types, then its rows)."""
+    source = Path(path)
+    if source.is_file():
+        yield source
+        return
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="reflexion-csv-") as folder:
+        copy = Path(folder) / (source.name or "input.csv")
+        try:
+            with source.open("rb") as given, copy.open("wb") as kept:
+                shutil.copyfileobj(given, kept, 1 << 20)
+        except OSError as e:
+            raise ConfigurationError(f"cannot read the CSV file {path}: {e}") from e
+        yield copy
 
 
 def survey(
@@ -183,6 +224,10 @@ def survey(
     fit the type `types` gives its column, and a row without the `required` column (a merge key).
     So a load that is refused writes nothing, as when the whole file was read first."""
     report = report if report is not None else CsvLoadReport()
+    try:
+        version = _version(path)
+    except OSError as e:
+        raise ConfigurationError(f"cannot read the CSV file {path}: {e}") from e
     records = _records(path)
     first = next(records, None)
     if first is None:
@@ -221,7 +266,7 @@ def survey(
         for i, column in enumerate(header)
     }
     report.column_types = kinds
-    return CsvLayout(header, kinds)
+    return CsvLayout(header, kinds, version)
 
 
 def _refuse_unfit(
@@ -239,6 +284,20 @@ def _refuse_unfit(
         )
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _reading_twice(load: F) -> F:
+    """`load(db, path, ...)` on a file it can read twice (`rereadable`)."""
+
+    @functools.wraps(load)
+    def on_a_file(db: Any, path: str | Path, *args: Any, **kwargs: Any) -> Any:
+        with rereadable(path) as readable:
+            return load(db, readable, *args, **kwargs)
+
+    return cast(F, on_a_file)
+
+
 def typed_rows(
     path: str | Path, layout: CsvLayout, *, lenient: bool = False, report: CsvLoadReport | None = None
 ) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -247,6 +306,7 @@ def typed_rows(
     row, or with `lenient` skipped and counted in `report`."""
     report = report if report is not None else CsvLoadReport()
     header, kinds = layout.header, layout.kinds
+    _unchanged(path, layout)
     records = _records(path)
     next(records, None)  # the header
     for line, cells in records:
@@ -258,6 +318,7 @@ def typed_rows(
             if not lenient:
                 raise ConfigurationError(f"{path}, row {line}: {e} (--lenient skips such rows)") from e
             report.skip(line, "bad value", str(e))
+    _unchanged(path, layout)  # nor while the rows were read
 
 
 def read_rows(
@@ -271,8 +332,9 @@ def read_rows(
     """The header and every typed row with its line number, in memory (`survey` and `typed_rows`
     read a file of any size as a stream)."""
     report = report if report is not None else CsvLoadReport()
-    layout = survey(path, types=types, all_strings=all_strings, lenient=lenient, report=report)
-    return layout.header, list(typed_rows(path, layout, lenient=lenient, report=report))
+    with rereadable(path) as readable:
+        layout = survey(readable, types=types, all_strings=all_strings, lenient=lenient, report=report)
+        return layout.header, list(typed_rows(readable, layout, lenient=lenient, report=report))
 
 
 def _properties(row: dict[str, Any], keep: list[str]) -> dict[str, Any]:
@@ -300,6 +362,7 @@ def _write(db: GraphDatabase, cypher: str, items: Iterable[dict[str, Any]], repo
     return report
 
 
+@_reading_twice
 def load_nodes_csv(
     db: GraphDatabase,
     path: str | Path,
@@ -313,6 +376,7 @@ def load_nodes_csv(
     """One node labelled `label` per row; with `key`, rows merge on that column's value."""
     report = CsvLoadReport()
     layout = survey(path, types=types, all_strings=all_strings, lenient=lenient, report=report, required=key)
+    _unchanged(path, layout)  # before anything is written
     columns = layout.header
     for column in columns:
         identifier(column, "the column")
@@ -381,6 +445,7 @@ def _found(db: GraphDatabase, label: str, prop: str, values: set[Any]) -> set[An
         return set()
 
 
+@_reading_twice
 def load_relationships_csv(
     db: GraphDatabase,
     path: str | Path,
@@ -399,6 +464,7 @@ def load_relationships_csv(
     does not duplicate."""
     report = CsvLoadReport()
     layout = survey(path, types=types, all_strings=all_strings, lenient=lenient, report=report)
+    _unchanged(path, layout)  # before anything is written
     columns = layout.header
     rel_type = identifier(rel_type, "the relationship type")
     (start_label, start_prop, start_col), (end_label, end_prop, end_col) = start, end

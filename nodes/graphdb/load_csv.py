@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -134,14 +135,29 @@ def _unwrapped_call(body: str) -> str:
     return body
 
 
+_readers = 0  # how many `long_fields` blocks are open now, in any thread or generator
+_limit_before = 0
+_readers_lock = threading.Lock()
+
+
 @contextmanager
 def long_fields() -> Iterator[None]:
-    """Read fields of any length, as Neo4j does (Python's reader stops at 128 KB)."""
-    before = csv.field_size_limit(2**31 - 1)
+    """Read fields of any length, as Neo4j does (Python's reader stops at 128 KB). The limit is the
+    csv module's, for the whole process: it is raised while any file is being read (loads run side
+    by side, and their readers are generators held open across database writes) and put back when
+    the last one ends."""
+    global _readers, _limit_before
+    with _readers_lock:
+        if _readers == 0:
+            _limit_before = csv.field_size_limit(2**31 - 1)
+        _readers += 1
     try:
         yield
     finally:
-        csv.field_size_limit(before)
+        with _readers_lock:
+            _readers -= 1
+            if _readers == 0:
+                csv.field_size_limit(_limit_before)
 
 
 def iter_csv_rows(handle: Iterable[str], headers: bool, terminator: str = ",") -> Iterator[Any]:
