@@ -50,7 +50,8 @@ def shop_db(falkordb_server: EmbeddedFalkorDB) -> FalkorDBGraph:
 # `unit` tests need no database, no server and no other process, and run in seconds (`make test-fast`);
 # `integration` tests use the real embedded database (the fixtures above, or a server of their own)
 # or start processes; `server` tests start LangGraph's server or PostgreSQL. A test is given its kind
-# here, from the fixtures it uses or from its module's `pytestmark`, so no list is kept by hand.
+# here, from the fixtures it uses, else from its own marker or its module's `pytestmark`; no list
+# is kept by hand, and a `unit` test that starts a process fails (below).
 DATABASE_FIXTURES = {"falkordb_server", "movies_db", "shop_db"}
 KINDS = ("unit", "integration", "server")
 
