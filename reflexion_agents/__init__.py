@@ -11,8 +11,9 @@ command starts without importing LangGraph.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reflexion_agents.nodes.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from reflexion_agents.graphs.engine import ReflexionAgent, ResponderWithRetries
@@ -60,13 +61,4 @@ _SOURCES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _SOURCES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_SOURCES[name]), name)
-    globals()[name] = value  # found directly from now on
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _SOURCES, __all__)

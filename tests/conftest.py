@@ -88,21 +88,21 @@ def _start_unless_in_a_unit_test(self: subprocess.Popen[Any], args: Any, *rest: 
 subprocess.Popen._execute_child = _start_unless_in_a_unit_test  # type: ignore[attr-defined]
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+def _while_in(item: pytest.Item) -> Iterator[None]:
+    """A hook wrapper's body: processes are refused while a `unit` test's hook runs."""
     global _in_unit_test
     _in_unit_test = item.get_closest_marker("unit") is not None
     try:
         yield
     finally:
         _in_unit_test = False
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    yield from _while_in(item)  # the fixtures it sets up
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    global _in_unit_test
-    _in_unit_test = item.get_closest_marker("unit") is not None
-    try:
-        yield
-    finally:
-        _in_unit_test = False
+    yield from _while_in(item)  # the test itself

@@ -7,10 +7,11 @@ the neo4j driver) and pydantic, which cost a command-line answer like `reflexion
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
+
+from reflexion_agents.nodes.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from reflexion_agents.nodes.graphdb.connect import connect
@@ -44,16 +45,7 @@ _SOURCES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _SOURCES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_SOURCES[name]), name)
-    globals()[name] = value  # found directly from now on
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _SOURCES, __all__)
 
 
 class _Package(types.ModuleType):
