@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from langgraph.graph.state import CompiledStateGraph
 
+from reflexion_agents.graphs.builders import checked_settings, conversation
 from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
 from reflexion_agents.graphs.react_agent import ReActAgent
 from reflexion_agents.graphs.structured_output_agent import StructuredOutputReflectionAgent
@@ -109,17 +110,15 @@ def _known(name: str) -> None:
 
 def build(name: str, *, model: Any = None, database: Any = None, checkpointer: Any = None, **settings: Any) -> Servable:
     """A new agent or flow of the kind registered as `name`, as the server runs it but with what you
-    give: `model` (a LangChain chat model; else the run's context or the environment names one),
+    give: `model` (a LangChain chat model or a `provider:model` name; else the run's context or the
+    environment names one),
     `database` (a `GraphDatabase`, for the graphs that query one), `checkpointer` (none by default:
     the server keeps threads itself) and the agent's own settings (`max_steps=2`, ...).
 
     For tests and for programs that serve the registered graphs with their own model and database;
     `agent(name)` stays the one the server uses."""
     _known(name)
-    if model is not None:
-        if "conversation_factory" in settings:
-            raise ConfigurationError("give the graph a model= or a conversation_factory=, not both")
-        settings["conversation_factory"] = lambda: model
+    settings = conversation(model, settings)
     if database is not None:
         if name not in WITH_DATABASE:
             raise ConfigurationError(
@@ -127,10 +126,7 @@ def build(name: str, *, model: Any = None, database: Any = None, checkpointer: A
             )
         settings["database"] = database
     builder = BUILDERS[name]
-    try:
-        inspect.signature(builder).bind_partial(checkpointer=checkpointer, **settings)
-    except TypeError as e:  # a setting this kind of agent does not have
-        raise ConfigurationError(f"the graph {name!r} does not take that setting: {e}") from e
+    checked_settings(builder, f"the graph {name!r}", {"checkpointer": checkpointer, **settings})
     return builder(checkpointer=checkpointer, **settings)
 
 

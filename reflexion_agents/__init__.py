@@ -16,6 +16,13 @@ from typing import TYPE_CHECKING
 from reflexion_agents.nodes.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from reflexion_agents.graphs.builders import (
+        build_extraction_graph,
+        build_kg_query_graph,
+        build_react_graph,
+        build_text2cypher_graph,
+        build_wikipedia_react_graph,
+    )
     from reflexion_agents.graphs.engine import ReflexionAgent, ResponderWithRetries
     from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
     from reflexion_agents.graphs.react_agent import ReActAgent
@@ -39,6 +46,11 @@ __all__ = [
     "StructuredOutputReflectionAgent",
     "Text2CypherFlow",
     "WikipediaReActAgent",
+    "build_extraction_graph",
+    "build_kg_query_graph",
+    "build_react_graph",
+    "build_text2cypher_graph",
+    "build_wikipedia_react_graph",
     "connect",
 ]
 
@@ -58,6 +70,16 @@ _SOURCES = {
     "Text2CypherFlow": "reflexion_agents.graphs.text2cypher_flow",
     "WikipediaReActAgent": "reflexion_agents.graphs.wikipedia_react_agent",
     "connect": "reflexion_agents.nodes.graphdb",
+    **{
+        name: "reflexion_agents.graphs.builders"
+        for name in (
+            "build_extraction_graph",
+            "build_kg_query_graph",
+            "build_react_graph",
+            "build_text2cypher_graph",
+            "build_wikipedia_react_graph",
+        )
+    },
 }
 
 
