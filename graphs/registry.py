@@ -111,9 +111,9 @@ def _known(name: str) -> None:
 def build(name: str, *, model: Any = None, database: Any = None, checkpointer: Any = None, **settings: Any) -> Servable:
     """A new agent or flow of the kind registered as `name`, as the server runs it but with what you
     give: `model` (a LangChain chat model or a `provider:model` name; else the run's context or the
-    environment names one),
-    `database` (a `GraphDatabase`, for the graphs that query one), `checkpointer` (none by default:
-    the server keeps threads itself) and the agent's own settings (`max_steps=2`, ...).
+    environment names one), `database` (a `GraphDatabase`, for the graphs that query one),
+    `checkpointer` (none by default: the server keeps threads itself) and the agent's own settings
+    (`max_steps=2`, ...).
 
     For tests and for programs that serve the registered graphs with their own model and database;
     `agent(name)` stays the one the server uses."""
