@@ -165,6 +165,11 @@ def test_with_json_every_failure_is_one_json_object_on_stdout(falkordb_server, t
 
 
 def test_the_schema_config_the_readme_passes_to_biochatters_prompt_engine_ships_with_the_project():
+    from reflexion_agents.nodes.graphdb import demo_data
+
     readme = (ROOT / "README.md").read_text()
     paths = re.findall(r'schema_config_or_info_dict="([^"]+)"', readme)
-    assert paths and all((ROOT / path).is_file() for path in paths)
+    names = re.findall(r"schema_config_or_info_dict=([A-Z_]+)\b", readme)  # the package's own, by name
+    assert paths or names
+    assert all((ROOT / path).is_file() for path in paths)
+    assert all(f"import {name}" in readme and getattr(demo_data, name).is_file() for name in names)
