@@ -52,6 +52,17 @@ def chat(stub: OpenAIStub) -> ChatOpenAI:
     return ChatOpenAI(model="stub", api_key="test", base_url=stub.base_url, max_retries=0)
 
 
+def ask_retry_flow(replies: Any, db: Any) -> tuple[Any, OpenAIStub]:
+    """The retry flow's answer to the Tom Hanks question through the real client, with the stub
+    that served `replies` (its requests kept)."""
+    with OpenAIStub(replies) as stub:
+        model = chat(stub)
+        flow = Text2CypherFlow(
+            "retry", conversation_factory=lambda: model, database=db, fewshots=False, checkpointer=None
+        )
+        return flow.ask("Which movies did Tom Hanks act in?"), stub
+
+
 def in_order(*replies: StubReply) -> Callable[[dict[str, Any]], StubReply]:
     """The replies in order, then the last one again."""
     queue = list(replies)
@@ -124,12 +135,7 @@ def test_a_flow_retries_non_object_arguments_and_a_blank_summary_and_corrects_a_
         {"tool": "Summary", "args": {"answer": "  "}},  # blank: retried
         {"tool": "Summary", "args": {"answer": "Cast Away, among 12 movies.\udfff"}},
     )
-    with OpenAIStub(replies) as stub:
-        model = chat(stub)
-        flow = Text2CypherFlow(
-            "retry", conversation_factory=lambda: model, database=movies_db, fewshots=False, checkpointer=None
-        )
-        result = flow.ask("Which movies did Tom Hanks act in?")
+    result, stub = ask_retry_flow(replies, movies_db)
     assert result.stop_reason == "answered" and len(result.rows) == 12
     assert "lone surrogate (U+D800" in result.attempts[0].error
     assert result.answer == "Cast Away, among 12 movies.\ufffd"  # text for people: printable
@@ -234,12 +240,7 @@ def test_a_garbled_usage_block_counts_no_tokens_and_the_run_goes_on(movies_db, u
         {**good, "usage": usage},
         {"tool": "Summary", "args": {"answer": "Cast Away, among 12 movies."}, "usage": usage},
     )
-    with OpenAIStub(replies) as stub:
-        model = chat(stub)
-        flow = Text2CypherFlow(
-            "retry", conversation_factory=lambda: model, database=movies_db, fewshots=False, checkpointer=None
-        )
-        result = flow.ask("Which movies did Tom Hanks act in?")
+    result, _ = ask_retry_flow(replies, movies_db)
     assert result.stop_reason == "answered" and len(result.rows) == 12
     assert result.usage.llm_calls == 3
     assert 0 <= result.usage.total_tokens <= 10**9 * 3
