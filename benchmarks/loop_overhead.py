@@ -166,7 +166,7 @@ def measure_agent(db: Any, checkpointer: Any, iterations: int, runs: int) -> tup
         1000 * (s["wall"] - s["model"] - s["database"]) / iterations for s in samples[1:]
     )
     model.replies, model.calls = loop_script(queries), []  # one more run, for the messages each node appended
-    asked = agent.question_input("Which movies?")
+    asked = agent.runner.target.question_input("Which movies?")
     updates = agent.graph.stream(asked, config(checkpointer, "messages"), stream_mode="updates")
     run = [(node, update["messages"]) for chunk in updates for node, update in chunk.items() if update.get("messages")]
     assert sum(len(messages) for _, messages in run) > 2 * iterations, run  # the whole run, every step

@@ -14,14 +14,17 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import Any, TypeVar
 
+from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
 from reflexion_agents.graphs.loop import AgentLoop, Turn
+from reflexion_agents.graphs.loop_nodes import built_in_hooks
 from reflexion_agents.graphs.runner import RunOptions
 from reflexion_agents.nodes.common.responder import ResponderReply
 from reflexion_agents.nodes.react.action_responder import ActionResponder
 from reflexion_agents.nodes.reflexion.steps import outcomes_of, revise_update
+from reflexion_agents.nodes.run_settings import RunSettings
 from reflexion_agents.schemas.reflexion import ReflexionState, ToolOutcome
 from reflexion_agents.schemas.run_result import RunResult
 from reflexion_agents.schemas.settings import AgentSettings, checked_settings
@@ -37,8 +40,8 @@ class ActionLoopAgent(AgentLoop[ResultT]):
         super().__init__(conversation_factory, max_steps, tool_results_in_prompt=None, checkpointer=checkpointer)
 
     @abstractmethod
-    def _turn_responder(self) -> ActionResponder:
-        """The responder for every model turn."""
+    def _turn_responder(self, chat: BaseChatModel) -> ActionResponder:
+        """The responder for every model turn, over the run's chat model."""
 
     #: The drawing's words for what `_done` looks for.
     done_label = "done"
@@ -54,26 +57,26 @@ class ActionLoopAgent(AgentLoop[ResultT]):
             "revise": ("action", "model error"),
         }
 
-    def _responder(self, turn: Turn, prompt: str | None) -> ActionResponder:
-        return self._turn_responder()
+    def _responder(self, turn: Turn, prompt: str | None, run: RunSettings) -> ActionResponder:
+        return self._turn_responder(self.models.for_run(run.context.model))
 
-    def _responder_ready(self, turn: Turn, prompt: str | None) -> bool:
+    def _responder_ready(self, turn: Turn, prompt: str | None, run: RunSettings) -> bool:
         """The package's action responders are built from the chat model alone; a subclass's own
         `_turn_responder` may read anything."""
-        return self._model_ready() and self._built_in_hooks("_turn_responder", "_responder")
+        return self.models.ready(run.context.model) and built_in_hooks(self, "_turn_responder", "_responder")
 
     def _action_of(self, parsed: BaseModel) -> str:
         return str(getattr(parsed, "action", ""))
 
-    def _revised(self, state: ReflexionState, reply: ResponderReply) -> dict[str, Any]:
+    def _revised(self, state: ReflexionState, reply: ResponderReply, run: RunSettings) -> dict[str, Any]:
         return revise_update(state, reply, lambda parsed: None, self._action_of)  # nothing is scored
 
-    def _stop_after_tool(self, state: ReflexionState) -> str | None:
+    def _stop_after_tool(self, state: ReflexionState, run: RunSettings) -> str | None:
         done = self._done(outcomes_of(state)[-1])
         if done:
             return done
         # Every step took one model call; another step would exceed the limit.
-        return "max_steps" if state.get("steps", 0) >= self._max_steps(state) else None
+        return "max_steps" if state.get("steps", 0) >= run.limit("max_steps") else None
 
     def execute(self, question: str, **options: Unpack[RunOptions]) -> ResultT:
         """Answer `question`; in a checkpointed thread, earlier turns stay in the memory."""

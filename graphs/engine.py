@@ -14,7 +14,7 @@ that is the best executed action, typed `ResultT`.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, cast
 
 from langchain_core.messages import BaseMessage, ToolMessage
@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from typing_extensions import Unpack
 
 from reflexion_agents.graphs.loop import AgentLoop, Turn
+from reflexion_agents.graphs.loop_target import log_result, log_step, question_input
 from reflexion_agents.graphs.runner import RunOptions, StepCallback
 from reflexion_agents.nodes.checkpoints import DURABLE
 from reflexion_agents.nodes.common.responder import Responder, ResponderReply
@@ -38,6 +39,7 @@ from reflexion_agents.nodes.reflexion.steps import (
     usage_of_state,
 )
 from reflexion_agents.nodes.reflexion.stop_rules import answer_outcome, check_stop, not_final_note
+from reflexion_agents.nodes.run_settings import RunSettings
 from reflexion_agents.schemas.reflexion import ReflexionAgentResult, ReflexionState, ToolRun
 from reflexion_agents.schemas.run_result import RunResult
 from reflexion_agents.schemas.settings import AGENT_DEFAULTS, AgentSettings, checked_settings
@@ -45,6 +47,11 @@ from reflexion_agents.schemas.settings import AGENT_DEFAULTS, AgentSettings, che
 __all__ = ["ReflexionAgent", "ResponderWithRetries", "StepCallback"]
 
 ResultT = TypeVar("ResultT", bound=RunResult)
+
+
+def score_of(parsed: BaseModel) -> float | None:
+    """A revision's score, read as `nodes.reflexion.scoring` reads what models write."""
+    return parse_score(getattr(parsed, "score", None))
 
 
 class ReflexionAgent(AgentLoop[ResultT]):
@@ -55,6 +62,9 @@ class ReflexionAgent(AgentLoop[ResultT]):
     result_type: type[ReflexionAgentResult] = ReflexionAgentResult
     #: How a skipped action is named to the model ("the same query that already ran").
     action_noun = "query"
+    #: Whether the tool step checks each action against what the tool holds (`ToolOutcome.check`):
+    #: only then can no rows be taken as the answer (`empty_result`, `not_in_graph`).
+    checks_its_actions = False
 
     def __init__(
         self,
@@ -124,35 +134,45 @@ class ReflexionAgent(AgentLoop[ResultT]):
         )
         return cast(ResultT, result)
 
+    def _log_step_message(self, step: int, node: str, output: BaseMessage | None) -> None:
+        """biochatter's hook: told of every step (to the logger, and to `agent_logger` when there is one)."""
+        log_step(step, node, output)
+        if self.agent_logger is not None:
+            self.agent_logger.log_step_message(step, node, output)
+
+    def _log_final_result(self, output: Any) -> None:
+        """biochatter's hook: told of the result."""
+        log_result(output)
+        if self.agent_logger is not None:
+            self.agent_logger.log_final_result(output)
+
+    def get_logs(self) -> str:
+        """biochatter's: the text the `agent_logger` kept ("" without one)."""
+        return str(getattr(self.agent_logger, "logs", "") or "")
+
     def _should_continue(self, state: ReflexionState) -> Literal["execute_tool", "__end__"]:
         """Route after revise: run the revised action, or end once a stop reason is set."""
         return "__end__" if state.get("stop_reason") else "execute_tool"
 
     # -- the Reflexion loop on the engine's turns ---------------------------------------
 
-    def _responder(self, turn: Turn, prompt: str | None) -> Responder | ResponderWithRetries:
+    def _responder(self, turn: Turn, prompt: str | None, run: RunSettings) -> Responder | ResponderWithRetries:
+        """biochatter's responder hooks (they know nothing of a run: an agent whose responders depend on
+        the run's settings, its model or database, overrides this instead)."""
         return self._create_initial_responder(prompt) if turn == "draft" else self._create_revise_responder(prompt)
-
-    def _route_after_revise(self, state: ReflexionState) -> Literal["execute_tool", "__end__"]:
-        return self._should_continue(state)
 
     def _action_of(self, parsed: BaseModel) -> str:
         return default_action_of(parsed)
 
     def _route_labels(self) -> dict[str, tuple[str, str]]:
         non_empty = "non-empty result" if self.trust_non_empty_result else "unscored non-empty result"
-        empty = ", empty result, not in the graph" if self._checks_its_actions() else ""
+        empty = ", empty result, not in the graph" if self.checks_its_actions else ""
         stops = f"score > {self.score_threshold:g}, {non_empty}{empty}, step limit, no progress, model error"
         return {
             "draft": (f"{self.result_type.action_noun} drafted", "no question, model error, database down"),
             "execute_tool": ("score the result", "database down"),
             "revise": ("revise", stops),
         }
-
-    def _checks_its_actions(self) -> bool:
-        """Whether the tool step checks each action against what the tool holds (`ToolOutcome.check`):
-        only then can no rows be taken as the answer (`empty_result`, `not_in_graph`)."""
-        return False
 
     def _action_key(self, action: str) -> str:
         """What makes two actions the same for the repeat check: by default, equal once layout,
@@ -162,40 +182,40 @@ class ReflexionAgent(AgentLoop[ResultT]):
     def _skipped(self, state: ReflexionState) -> ToolRun | None:
         return skipped_tool_run(state, self._action_key, self.action_noun)
 
-    def _run_tool(self, state: ReflexionState) -> ToolRun:
+    def _run_tool(self, state: ReflexionState, run: RunSettings) -> ToolRun:
         """Run the pending action: biochatter's `_tool_function` on the memory."""
         return run_from_message(state, self._tool_function(cast(list[BaseMessage], state["messages"])))
 
-    def _score_from_revision(self, parsed: BaseModel) -> float | None:
-        return parse_score(getattr(parsed, "score", None))
+    def _limits(self, context: Any, recorded: Mapping[str, Any]) -> dict[str, Any]:
+        """The step limit, and the score a revision must pass: the run's, else the one it started with,
+        else the agent's."""
+        asked = getattr(context, "score_threshold", None)
+        threshold = float(asked) if asked is not None else recorded.get("score_threshold", self.score_threshold)
+        return {**super()._limits(context, recorded), "score_threshold": threshold}
 
-    def _score_threshold(self) -> float:
-        asked = getattr(self.run_context(), "score_threshold", None)
-        return float(asked) if asked is not None else self.score_threshold
-
-    def _stop_reason(self, state: ReflexionState) -> str | None:
+    def _stop_reason(self, state: ReflexionState, run: RunSettings) -> str | None:
         """The stop rules, in order: step limit, score above threshold, non-empty result, empty result,
         no progress (`nodes.reflexion.stop_rules`: what evidence each needs)."""
         return check_stop(
             state,
-            max_steps=self._max_steps(state),
-            score_threshold=self._score_threshold(),
+            max_steps=run.limit("max_steps"),
+            score_threshold=run.limit("score_threshold"),
             max_repeats=self.max_repeats,
             trust_non_empty_result=self.trust_non_empty_result,
             key=self._action_key,
         )
 
-    def _revised(self, state: ReflexionState, reply: ResponderReply) -> dict[str, Any]:
-        update = revise_update(state, reply, self._score_from_revision, self._action_of, self._action_key)
+    def _revised(self, state: ReflexionState, reply: ResponderReply, run: RunSettings) -> dict[str, Any]:
+        update = revise_update(state, reply, score_of, self._action_of, self._action_key)
         if "stop_reason" not in update:
             revised: ReflexionState = {**state, **update}  # type: ignore[typeddict-item]
-            update["stop_reason"] = self._stop_reason(revised)
+            update["stop_reason"] = self._stop_reason(revised, run)
             reason = update["stop_reason"]
             stopped = stopped_tool_message(update["messages"], f"the loop stopped ({reason})") if reason else None
             if stopped is not None:
                 update["messages"].append(stopped)
             elif not reason:
-                update["notice"] = not_final_note(revised, self._score_threshold(), self._action_key)
+                update["notice"] = not_final_note(revised, run.limit("score_threshold"), self._action_key)
         return update
 
     # -- running ----------------------------------------------------------------------
@@ -203,8 +223,8 @@ class ReflexionAgent(AgentLoop[ResultT]):
     def execute(self, question: str, prompt: str | None = None, **options: Unpack[RunOptions]) -> ResultT:
         """Run the loop on `question`; `prompt` is the task prompt (for the KG agent, the kg_prompt);
         `context` holds this run's settings (`context_schema`: model, step limit, ...)."""
-        return self.runner.run(self.question_input(question, prompt), **options)
+        return self.runner.run(question_input(self, question, prompt), **options)
 
     async def aexecute(self, question: str, prompt: str | None = None, **options: Unpack[RunOptions]) -> ResultT:
         """`execute`, asynchronously: model calls are awaited, tool calls run in a worker thread."""
-        return await self.runner.arun(self.question_input(question, prompt), **options)
+        return await self.runner.arun(question_input(self, question, prompt), **options)

@@ -53,7 +53,7 @@ def _reflexion_agent(chat: Any, db: GraphDatabase, limits: EvalLimits) -> RunTar
         row_cap=EVAL_ROW_CAP,
         query_timeout=limits.query_timeout,
         trust_non_empty_result=limits.trust_non_empty_result,
-    )
+    ).runner.target
 
 
 def _flow(flow: Flow, chat: Any, db: GraphDatabase, limits: EvalLimits) -> RunTarget[Any]:

@@ -18,79 +18,39 @@ for approval before each query runs (`schemas.run_context.KGQueryContext`).
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from typing import Any, cast
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.types import interrupt
-from pydantic import BaseModel
 from typing_extensions import Unpack
 
 from reflexion_agents.graphs.engine import ReflexionAgent
+from reflexion_agents.graphs.kg_query_tool import KGQueryTool, ReviseResponder
 from reflexion_agents.graphs.loop import Turn
+from reflexion_agents.graphs.loop_nodes import built_in_hooks
+from reflexion_agents.graphs.loop_target import question_input
 from reflexion_agents.graphs.runner import RunOptions
 from reflexion_agents.nodes.common.approval import approval_request, read_decision
-from reflexion_agents.nodes.common.responder import Responder, system_message
+from reflexion_agents.nodes.common.responder import Responder
 from reflexion_agents.nodes.common.responder_with_retries import ResponderWithRetries
-from reflexion_agents.nodes.common.schema_text import DIALECT_NOTES
-from reflexion_agents.nodes.graphdb.graph_facts import GraphFacts
 from reflexion_agents.nodes.graphdb.hook_database import HookDatabase, connect_hook
 from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
-from reflexion_agents.nodes.graphdb.query_check import QueryChecker
 from reflexion_agents.nodes.graphdb.run_databases import RunDatabases
-from reflexion_agents.nodes.keyed_cache import KeyedCache
 from reflexion_agents.nodes.models.resolve import chat_model_from_env
-from reflexion_agents.nodes.models.wire import sendable
-from reflexion_agents.nodes.prompts.kg_query import (
-    DRAFT_INSTRUCTION,
-    QUERY_SYSTEM_PROMPT,
-    REVISE_INSTRUCTION,
-    SchemaPrompts,
-    schema_prompts,
-)
-from reflexion_agents.nodes.reflexion.prompt_view import judges_error
 from reflexion_agents.nodes.reflexion.steps import last_tool_call_id, latest_action, run_from_message
 from reflexion_agents.nodes.run_context import APPROVAL_ENV, env_flag, lower
-from reflexion_agents.nodes.run_limits import recorded
-from reflexion_agents.nodes.text2cypher.context import emit
-from reflexion_agents.nodes.tools.cypher import run_cypher
+from reflexion_agents.nodes.run_settings import RunSettings
 from reflexion_agents.schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
 from reflexion_agents.schemas.kg_query import GenerateQuery, KGQueryResult, ReviseQuery
-from reflexion_agents.schemas.query_check import QueryCheck
 from reflexion_agents.schemas.reflexion import ReflexionState, ToolOutcome, ToolRun
 from reflexion_agents.schemas.run_context import KGQueryContext
 from reflexion_agents.schemas.settings import KG_QUERY_DEFAULTS, AgentSettings, KGQuerySettings, checked_settings
 
-__all__ = ["GenerateQuery", "KGQueryReflexionAgent", "ResponderWithRetries", "ReviseQuery"]
+__all__ = ["GenerateQuery", "KGQueryReflexionAgent", "ResponderWithRetries", "ReviseQuery", "ReviseResponder"]
 
 REJECTED = "RejectedByReviewer"
-NO_SCHEMA = "(No schema is known for this database: write the query from the question.)"
-FACTS_MAX_AGE_S = 300.0  # how long values and properties looked up by the schema check are kept
-
-
-class ReviseResponder(Responder):
-    """The revise step's responder, whose system message depends on the result it judges.
-
-    biochatter's revise prompt carries no schema, but every result whole; resending the whole
-    kg_prompt with every revision instead made a question cost more than biochatter's at one and
-    two iterations (benchmarks/prompt_growth.py). A revision is sent `plain` (the instruction and
-    the schema's names: labels, relationship patterns, property names), and one judging a database
-    error `after_error` (the same and the dialect notes: what the database does not support is
-    what such an error most often names). The choice is made per call, from the messages sent."""
-
-    def __init__(
-        self, model: BaseChatModel, schema: type[BaseModel], plain: str, after_error: str, max_retries: int = 2
-    ) -> None:
-        super().__init__(model, schema, plain, max_retries)
-        self.plain, self.after_error = plain, after_error
-
-    def system_prompt_for(self, messages: list[BaseMessage]) -> str:
-        return self.after_error if judges_error(messages) else self.plain
-
-    def _prompt(self, messages: list[BaseMessage], feedback: list[BaseMessage]) -> list[BaseMessage]:
-        return sendable([system_message(self.system_prompt_for(messages)), *messages, *feedback])
+RESPONDER_HOOKS = {"draft": "_create_initial_responder", "revise": "_create_revise_responder"}
 
 
 class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
@@ -149,109 +109,88 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         self.map_values, self.repair_queries = settings.map_values, settings.repair_queries
         self.require_approval = env_flag(APPROVAL_ENV) if require_approval is None else require_approval
         self.databases = RunDatabases(self.connection_args, database)
-        self._schema_prompts = KeyedCache()  # one `SchemaPrompts` per database
-        self._facts = KeyedCache()  # one `GraphFacts` per database, for the schema check
-
-    @property
-    def db(self) -> GraphDatabase:
-        """This run's graph database: the one its context names, else the agent's own. Opened on
-        first use, so a database that is down is a stop reason, not a crash at construction."""
-        return self.databases.for_run(self.run_context())
-
-    @property
-    def dialect(self) -> str:
-        """The run's database dialect, known without connecting (a given kg_prompt needs no database)."""
-        return self.databases.dialect_for(self.run_context())
-
-    def schema_prompt(self) -> str:
-        """The kg_prompt built from the live schema, used when `execute` gets no prompt."""
-        return self._schema_texts().full
-
-    def _schema_texts(self) -> SchemaPrompts:
-        """The kg_prompt and the compact schema of this run's database, read once per database."""
-        db = self.db
-        # keyed by the object (adapters hash by identity): an id could be reused by a later database
-        return self._schema_prompts.get(cast(Hashable, db), lambda: schema_prompts(db.schema(), dialect=db.dialect))
-
-    def _brings_own_database(self) -> bool:
-        """A subclass that overrides `_query_graph_database` (as biochatter's do) queries its own
-        database: the agent then opens none and reads no schema of its own."""
-        return type(self)._query_graph_database is not KGQueryReflexionAgent._query_graph_database
-
-    def _uses_agent_database(self) -> bool:
-        """Whether the tool step queries the agent's own database (no overridden tool or query hook)."""
+        self.tool = KGQueryTool(
+            query_lang=self.query_lang,
+            rows_in_message=self.rows_in_message,
+            repair_queries=self.repair_queries,
+            map_values=self.map_values,
+            max_retries=self.max_model_retries,
+        )
+        # A subclass that overrides `_query_graph_database` (as biochatter's do) queries its own database:
+        # the agent then opens none and reads no schema of its own. One that overrides the tool step
+        # runs whatever it runs: the agent checks nothing.
         own = KGQueryReflexionAgent
-        return not self._brings_own_database() and all(
+        self.own_database = type(self)._query_graph_database is not own._query_graph_database
+        self.checks_its_actions = not self.own_database and all(
             getattr(type(self), hook) is getattr(own, hook) for hook in ("_tool_function", "_run_tool")
         )
 
-    def _tool_ready(self, state: ReflexionState) -> None:
+    @property
+    def db(self) -> GraphDatabase:
+        """The agent's own graph database. Opened on first use, so a database that is down is a stop
+        reason, not a crash at construction."""
+        return self.databases.for_run(self.own_settings().context)
+
+    @property
+    def dialect(self) -> str:
+        """The agent's database dialect, known without connecting (a given kg_prompt needs no database)."""
+        return self.databases.dialect_for(self.own_settings().context)
+
+    def schema_prompt(self) -> str:
+        """The kg_prompt built from the live schema, used when `execute` gets no prompt."""
+        return self.tool.schema_texts(self.db).full
+
+    def _tool_ready(self, state: ReflexionState, run: RunSettings) -> None:
         """Reach the database before the first model call: a database that is down ends the run
         `tool_unavailable` at once (the schema read, or a cheap catalogue call when a kg_prompt
         was given), and the model is never asked to write a query for nothing. Other database
         errors (no rights to the catalogue, say) are left to the tool step to report. A subclass's
         own database is reached through its `_connect_db`."""
-        if self._brings_own_database():
+        if self.own_database:
             connect_hook(self._connect_db)
             return
-        if not self._uses_agent_database():
+        if not self.checks_its_actions:
             return
         try:
+            db = self.databases.for_run(run.context)
             if state.get("prompt") is None:
-                self.schema_prompt()
+                self.tool.schema_texts(db)
             else:
-                self.db.labels()
+                db.labels()
         except DatabaseUnavailableError:
             raise
         except GraphDatabaseError:
             return
 
-    def _responder_ready(self, turn: Turn, prompt: str | None) -> bool:
+    def _responder_ready(self, turn: Turn, prompt: str | None, run: RunSettings) -> bool:
         """A responder needs the schema, read from the database once per database (a given kg_prompt
         needs none): once it is cached (the draft's tool check reads it), building one reads nothing.
         A subclass's own responder hooks may read anything: they are built in a worker thread."""
-        if not self._model_ready() or not self._built_in_hooks("_create_initial_responder", "_create_revise_responder"):
+        if not self.models.ready(run.context.model) or not built_in_hooks(self, *RESPONDER_HOOKS.values()):
             return False
-        if self._brings_own_database() or prompt is not None:
+        if self.own_database or prompt is not None:
             return True
-        db = self.databases.opened_for(self.run_context())
-        return db is not None and self._schema_prompts.peek(cast(Hashable, db)) is not None
+        db = self.databases.opened_for(run.context)
+        return db is not None and self.tool.schema_known(db)
 
-    def _checks_its_actions(self) -> bool:
-        """The agent's own tool step checks each query (`nodes.graphdb.query_check`); a subclass's own
-        database or tool does not."""
-        return not self._brings_own_database() and self._uses_agent_database()
+    def _responder(self, turn: Turn, prompt: str | None, run: RunSettings) -> Responder | ResponderWithRetries:
+        """The run's responder, over the run's model and database; a subclass's own responder hook
+        (biochatter's, which knows nothing of a run) when it has one."""
+        if not built_in_hooks(self, RESPONDER_HOOKS[turn]):
+            return super()._responder(turn, prompt, run)
+        db = None if self.own_database else self.databases.for_run(run.context)
+        dialect = self.databases.dialect_for(run.context)
+        return self.tool.responder(self.models.for_run(run.context.model), turn == "draft", prompt, db, dialect)
 
-    def _checker(self) -> QueryChecker | None:
-        """The schema check of this run's database (`nodes.graphdb.query_check`), or None when the queries
-        run on a subclass's own database or the schema cannot be read: they then run unchecked. Values
-        looked up are kept `FACTS_MAX_AGE_S`, so changed data is seen."""
-        if not self._checks_its_actions():
-            return None
-        db = self.db
-        try:
-            schema = self._schema_texts().schema
-        except GraphDatabaseError:
-            return None
-        key = cast(Hashable, db)
-        facts = self._facts.get(key, lambda: GraphFacts(db, schema))
-        if time.monotonic() - facts.created_at > FACTS_MAX_AGE_S:
-            self._facts.clear()
-            facts = self._facts.get(key, lambda: GraphFacts(db, schema))
-        return QueryChecker(facts, repair=self.repair_queries, map_values=self.map_values)
+    def _create_initial_responder(self, prompt: str | None = None) -> Responder:
+        """biochatter's hook: the draft's responder, over the agent's own model and database."""
+        return own_responder(self, "draft", prompt)
 
-    def _checked(self, query: str, *, repair: bool = True, report: bool = True) -> QueryCheck | None:
-        """`query` checked against the graph (repairs applied unless `repair` is false), or None when no
-        check can be made; what it repaired or found goes to the stream when `report`."""
-        checker = self._checker()
-        if checker is None:
-            return None
-        if not repair:
-            checker = QueryChecker(checker.facts, repair=False, map_values=False)
-        check = checker.check(query)
-        if report and (check.repairs or check.findings):
-            emit("Query check", query=check.query, repairs=check.repairs, findings=check.findings)
-        return check
+    def _create_revise_responder(self, prompt: str | None = None) -> Responder:
+        """biochatter's hook: a revision's responder. A given kg_prompt is the user's: every revision
+        is sent it as it is. Otherwise a revision is sent the schema's names, and the dialect notes too
+        when the result it judges is an error (most often a construct the database does not support)."""
+        return own_responder(self, "revise", prompt)
 
     def _connect_db(self) -> None:
         """biochatter's hook: open the database the queries run on (the agent's own by default)."""
@@ -263,152 +202,55 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         truncation and timeouts in the outcome); when a subclass overrides it, the tool step runs
         queries through `_connect_db()` and the override instead of the agent's database."""
         self._connect_db()
-        return [self.db.query(query, **self._query_limits()).records()]
+        return [self.db.query(query, **query_limits(self.own_settings())).records()]
 
-    def _query_limits(self) -> dict[str, Any]:
-        """This run's timeout and row cap (a run may lower the agent's), and whether writes may run.
-        Once the run has started they are the ones it recorded, not those of an agent resuming it."""
-        ctx = self.run_context()
+    def _limits(self, context: Any, recorded: Any) -> dict[str, Any]:
+        """The step limit, and the timeout and row cap (a run may lower the agent's); whether writes may
+        run (a run started read-only stays read-only, whoever resumes it); whether each query waits for
+        approval (a run may ask for it, never turn it off; an agent without it that resumes the run
+        does not either)."""
         return {
-            "timeout": lower(ctx.query_timeout, recorded("query_timeout", self.query_timeout)),
-            "row_cap": lower(ctx.row_cap, recorded("row_cap", self.row_cap)),
-            # a run started read-only stays read-only, whoever resumes it
-            "allow_writes": self.allow_writes and recorded("allow_writes", True),
+            **super()._limits(context, recorded),
+            "query_timeout": lower(context.query_timeout, recorded.get("query_timeout", self.query_timeout)),
+            "row_cap": lower(context.row_cap, recorded.get("row_cap", self.row_cap)),
+            "allow_writes": self.allow_writes and recorded.get("allow_writes", True),
+            "require_approval": self.require_approval
+            or bool(context.require_approval)
+            or bool(recorded.get("require_approval", False)),
         }
-
-    def _run_limits(self) -> dict[str, Any]:
-        limits = self._query_limits()
-        return {
-            **super()._run_limits(),
-            "query_timeout": limits["timeout"],
-            "row_cap": limits["row_cap"],
-            "allow_writes": limits["allow_writes"],
-            "require_approval": self._approval_required(),
-        }
-
-    def _tool_database(self) -> GraphDatabase:
-        """The database the tool step queries: a subclass's own through its hooks, else the agent's."""
-        if self._brings_own_database():
-            return HookDatabase(self._connect_db, self._query_graph_database)  # type: ignore[return-value]
-        return self.db
-
-    def _schema_text(self, prompt: str | None) -> str:
-        """The schema a draft is sent, and a revision judging no rows: the given kg_prompt, else the
-        one built from the live schema."""
-        if prompt is not None:
-            return prompt
-        if self._brings_own_database():
-            return NO_SCHEMA
-        try:
-            return self._schema_texts().full
-        except GraphDatabaseError as e:  # down since `_tool_ready`: the tool step reports it
-            return f"(The schema could not be read: {e})"
-
-    def _schema_names(self) -> str:
-        """The schema a revision is sent when the agent read the schema itself: the names of the
-        database the queries run on (`compact_schema_text`), read once per database."""
-        if self._brings_own_database():
-            return ""
-        try:
-            return self._schema_texts().compact
-        except GraphDatabaseError:  # down since `_tool_ready`: the tool step reports it
-            return ""
-
-    def _header(self, instruction: str) -> str:
-        return QUERY_SYSTEM_PROMPT.format(
-            query_lang=self.query_lang, time=time.strftime("%Y-%m-%d %H:%M"), instruction=instruction
-        )
-
-    def _system_prompt(self, instruction: str, prompt: str | None) -> str:
-        """The header with `instruction`, the whole schema text and the dialect notes."""
-        schema = self._schema_text(prompt)
-        dialect_note = DIALECT_NOTES.get(self.dialect, "")  # type: ignore[call-overload]
-        if dialect_note and dialect_note in schema:
-            dialect_note = ""
-        return "\n\n".join(part for part in (self._header(instruction), schema, dialect_note) if part)
-
-    def _create_initial_responder(self, prompt: str | None = None) -> Responder:
-        return Responder(
-            self.chat, GenerateQuery, self._system_prompt(DRAFT_INSTRUCTION, prompt), self.max_model_retries
-        )
-
-    def _create_revise_responder(self, prompt: str | None = None) -> Responder:
-        """A given kg_prompt is the user's: every revision is sent it as it is. Otherwise a revision
-        is sent the schema's names, and the dialect notes too when the result it judges is an error
-        (most often a construct the database does not support)."""
-        if prompt is not None:
-            return Responder(
-                self.chat, ReviseQuery, self._system_prompt(REVISE_INSTRUCTION, prompt), self.max_model_retries
-            )
-        plain = "\n\n".join(part for part in (self._header(REVISE_INSTRUCTION), self._schema_names()) if part)
-        dialect_note = DIALECT_NOTES.get(self.dialect, "")  # type: ignore[call-overload]
-        after_error = "\n\n".join(part for part in (plain, dialect_note) if part)
-        return ReviseResponder(self.chat, ReviseQuery, plain, after_error, self.max_model_retries)
 
     def _tool_function(self, state: list[BaseMessage]) -> ToolMessage:
-        """Run the newest query in the memory against the graph database."""
+        """biochatter's hook: run the newest query in the memory against the agent's own database."""
         return self._query_message(latest_action(state), last_tool_call_id(state))
 
-    def _query_message(self, query: str, tool_call_id: str, note: str = "", *, repair: bool = True) -> ToolMessage:
-        """Check `query` against the graph, run it (repaired) and describe the outcome: what the check
-        repaired or found comes first, so the revision reads it with the result."""
-        check = self._checked(query, repair=repair)
-        to_run = check.query if check is not None else query
-        outcome = run_cypher(
-            self._tool_database(), to_run, rows_in_message=self.rows_in_message, **self._query_limits()
+    def _query_message(
+        self, query: str, tool_call_id: str, run: RunSettings | None = None, *, note: str = "", repair: bool = True
+    ) -> ToolMessage:
+        """Check `query` against the run's graph (the agent's own outside a run), run it (repaired) and
+        describe the outcome; on a subclass's own database, run it through its hooks, unchecked."""
+        run = run or self.own_settings()
+        if self.own_database:
+            runs_on: GraphDatabase = HookDatabase(self._connect_db, self._query_graph_database)  # type: ignore[assignment]
+        else:
+            runs_on = self.databases.for_run(run.context)
+        checks_on = runs_on if self.checks_its_actions else None
+        return self.tool.query_message(
+            runs_on, checks_on, query, tool_call_id, query_limits(run), note=note, repair=repair
         )
-        notes = "\n".join(part for part in (note, check.notes() if check is not None else "") if part)
-        update: dict[str, Any] = {"check": check}
-        if notes:
-            update["content"] = f"{notes}\n{outcome.content}"
-        outcome = outcome.model_copy(update=update)
-        return ToolMessage(content=outcome.content, tool_call_id=tool_call_id, artifact=outcome.model_dump())
 
-    def _approval_required(self) -> bool:
-        """The agent's setting, the run's, or the one the run started with: a run may ask for
-        approval, never turn it off, and an agent without it that resumes the run does not either."""
-        started = bool(recorded("require_approval", False))
-        return self.require_approval or bool(self.run_context().require_approval) or started
-
-    def _run_tool(self, state: ReflexionState) -> ToolRun:
+    def _run_tool(self, state: ReflexionState, run: RunSettings) -> ToolRun:
         """Run the pending query; with approval on, pause first (LangGraph `interrupt`) and run
         what the reviewer approved or wrote instead, or nothing if they rejected it."""
-        if not self._approval_required():
-            return super()._run_tool(state)
-        written = latest_action(state["messages"])
-        # the reviewer sees the query that would run, repairs made; the run reports them when it runs
-        check = self._checked(written, report=False)
-        query = check.query if check is not None else written
-        call_id = last_tool_call_id(state["messages"])
-        decision = read_decision(
-            interrupt(approval_request(state.get("question", ""), query, state.get("steps", 0) + 1))
-        )
-        if decision.action == "reject":
-            content = f"Not executed: the reviewer rejected this query ({decision.reason})."
-            outcome = ToolOutcome(
-                step=0, action=query, executed=False, content=content, error=decision.reason, error_type=REJECTED
+        messages = state["messages"]
+        if not run.limit("require_approval"):
+            if not built_in_hooks(self, "_tool_function"):
+                return super()._run_tool(state, run)
+            return run_from_message(
+                state, self._query_message(latest_action(messages), last_tool_call_id(messages), run)
             )
-            message = ToolMessage(content=content, tool_call_id=call_id, artifact=outcome.model_dump())
-            return ToolRun(message=message, outcome=outcome, update={"error": f"rejected: {decision.reason}"})
-        if decision.action == "approve" and decision.query and decision.query != query:
-            # what was approved runs as approved: the graph changed since, and the check would repair otherwise
-            message = self._query_message(decision.query, call_id, repair=False)
-            run = run_from_message(state, message)
-            run.update["action"] = decision.query
-            return run
-        if decision.action == "edit" and decision.query != query:
-            message = self._query_message(  # a person's query runs as written; the check only reports
-                decision.query or "",
-                call_id,
-                note=f"The reviewer replaced the query with: {decision.query}",
-                repair=False,
-            )
-            run = run_from_message(state, message)
-            run.update["action"] = decision.query  # the query that ran, for the repeat check and the result
-            return run
-        return super()._run_tool(state)
+        return reviewed_run(self, state, run)
 
-    def _stop_after_tool(self, state: ReflexionState) -> str | None:
+    def _stop_after_tool(self, state: ReflexionState, run: RunSettings) -> str | None:
         outcomes = state.get("outcomes") or []
         return "rejected" if outcomes and outcomes[-1].get("error_type") == REJECTED else None
 
@@ -419,14 +261,69 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
     def close(self) -> None:
         """Close the database connections this agent opened."""
         self.databases.close()
-        self._schema_prompts.clear()
-        self._facts.clear()
+        self.tool.clear()
 
     def execute(self, question: str, kg_prompt: str | None = None, **options: Unpack[RunOptions]) -> KGQueryResult:
         """Run the loop; `kg_prompt` defaults to one built from the live schema."""
-        return self.runner.run(self.question_input(question, kg_prompt), **options)
+        return self.runner.run(question_input(self, question, kg_prompt), **options)
 
     async def aexecute(
         self, question: str, kg_prompt: str | None = None, **options: Unpack[RunOptions]
     ) -> KGQueryResult:
-        return await self.runner.arun(self.question_input(question, kg_prompt), **options)
+        return await self.runner.arun(question_input(self, question, kg_prompt), **options)
+
+
+def own_responder(agent: KGQueryReflexionAgent, turn: Turn, prompt: str | None) -> Responder:
+    """A turn's responder over the agent's own model and database (biochatter's hooks, called outside
+    a run, know of no other)."""
+    db = None if agent.own_database else agent.db
+    return agent.tool.responder(agent.models.for_run(None), turn == "draft", prompt, db, agent.dialect)
+
+
+def query_limits(run: RunSettings) -> dict[str, Any]:
+    """A query's timeout and row cap, and whether it may write, from the run's limits."""
+    return {
+        "timeout": run.limit("query_timeout"),
+        "row_cap": run.limit("row_cap"),
+        "allow_writes": run.limit("allow_writes"),
+    }
+
+
+def reviewed_run(agent: KGQueryReflexionAgent, state: ReflexionState, run: RunSettings) -> ToolRun:
+    """The pending query, once a person has approved it (LangGraph `interrupt`): what they approved or
+    wrote instead runs, or nothing if they rejected it."""
+    messages = state["messages"]
+    written, call_id = latest_action(messages), last_tool_call_id(messages)
+    # the reviewer sees the query that would run, repairs made; the run reports them when it runs
+    db = agent.databases.for_run(run.context) if agent.checks_its_actions else None
+    check = agent.tool.checked(db, written, report=False) if db is not None else None
+    query = check.query if check is not None else written
+    decision = read_decision(interrupt(approval_request(state.get("question", ""), query, state.get("steps", 0) + 1)))
+    if decision.action == "reject":
+        content = f"Not executed: the reviewer rejected this query ({decision.reason})."
+        outcome = ToolOutcome(
+            step=0, action=query, executed=False, content=content, error=decision.reason, error_type=REJECTED
+        )
+        message = ToolMessage(content=content, tool_call_id=call_id, artifact=outcome.model_dump())
+        return ToolRun(message=message, outcome=outcome, update={"error": f"rejected: {decision.reason}"})
+    if decision.action == "approve" and decision.query and decision.query != query:
+        # what was approved runs as approved: the graph changed since, and the check would repair otherwise
+        return ran_instead(agent, state, run, decision.query, note="")
+    if decision.action == "edit" and decision.query != query:
+        # a person's query runs as written; the check only reports
+        return ran_instead(
+            agent, state, run, decision.query, note=f"The reviewer replaced the query with: {decision.query}"
+        )
+    if not built_in_hooks(agent, "_tool_function"):
+        return run_from_message(state, agent._tool_function(cast(list[BaseMessage], messages)))
+    return run_from_message(state, agent._query_message(written, call_id, run))
+
+
+def ran_instead(
+    agent: KGQueryReflexionAgent, state: ReflexionState, run: RunSettings, query: str | None, note: str
+) -> ToolRun:
+    """The run of the query a reviewer approved by name or wrote, unrepaired, in place of the model's."""
+    call_id = last_tool_call_id(state["messages"])
+    tool_run = run_from_message(state, agent._query_message(query or "", call_id, run, note=note, repair=False))
+    tool_run.update["action"] = query  # the query that ran, for the repeat check and the result
+    return tool_run

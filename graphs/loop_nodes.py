@@ -2,9 +2,11 @@
 
 The nodes are the same for every agent: `draft` asks the question (or ends a run that has none, or
 whose tool cannot be reached), `execute_tool` runs the pending action (or skips one that already
-ran), `revise` asks again, and `reply`, the last, says the answer as an AI message; each node reads
-the run's stored context, and the first stores it. What differs between agents is only what the
-hooks they call return (`graphs.loop.AgentLoop`), and the labels their drawing puts on the routes.
+ran), `revise` asks again, and `reply`, the last, says the answer as an AI message. Each node is a
+function of the state and LangGraph's runtime: it computes the run's settings once
+(`nodes.run_settings.run_settings`, from the state and `runtime.context`) and hands them to the
+hooks it calls; the first node keeps what the run started with in the state. What differs between
+agents is only what the hooks return (`graphs.loop.AgentLoop`), and the labels on the routes.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_core.messages import BaseMessage, RemoveMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime, get_runtime
 
 from reflexion_agents.graphs.labelled_routes import labelled
 from reflexion_agents.nodes.common.reply import REPLY_NODE, reply_update
@@ -32,8 +35,7 @@ from reflexion_agents.nodes.reflexion.steps import (
     unavailable_tool_run,
     with_notice,
 )
-from reflexion_agents.nodes.run_context import runtime_context, started_context, stored_context
-from reflexion_agents.nodes.run_limits import recorded_limits, refuse_raised_limits, with_limits
+from reflexion_agents.nodes.run_settings import RunSettings, run_settings
 from reflexion_agents.schemas.errors import DatabaseUnavailableError
 from reflexion_agents.schemas.reflexion import ReflexionState
 
@@ -44,25 +46,31 @@ if TYPE_CHECKING:
 #: The nodes of every agent built on the loop, in the order a run meets them.
 LOOP_NODES = ("draft", "execute_tool", "revise", REPLY_NODE)
 
+NodeBody = Callable[[Any, RunSettings], Any]
+
 
 class SyncAndAsyncNode(Runnable[Any, Any]):
-    """A graph node with a body for each call style: `graph.invoke` runs `func`, `graph.ainvoke` (and
-    the server) awaits `afunc`, so an async run never holds a thread per question.
+    """A graph node `(state, runtime) -> update` with a body for each call style: `graph.invoke` runs
+    `func`, `graph.ainvoke` (and the server) awaits `afunc`, so an async run never holds a thread per
+    question. Both get LangGraph's `Runtime` of the run, as a plain function node with a `runtime`
+    parameter does.
 
     A plain function given to `add_node` has only one style (LangGraph runs a sync one in a thread
     for `ainvoke`); langchain's `RunnableLambda` takes both but inspects both signatures on every
     call and traces each node a second time, inside the run LangGraph already makes for the node.
-    LangGraph runs a node in that run's config context, so `get_config()`/`get_runtime()` and the
-    callbacks work inside the bodies as in any node."""
+    LangGraph runs a node in that run's config context, so `get_runtime()` and the callbacks work
+    inside the bodies as in any node."""
 
-    def __init__(self, name: str, func: Callable[[Any], Any], afunc: Callable[[Any], Any]) -> None:
+    def __init__(
+        self, name: str, func: Callable[[Any, Runtime[Any]], Any], afunc: Callable[[Any, Runtime[Any]], Any]
+    ) -> None:
         self.name, self.func, self.afunc = name, func, afunc
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        return self.func(input)
+        return self.func(input, get_runtime())
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        return await self.afunc(input)
+        return await self.afunc(input, get_runtime())
 
 
 class LoopNodes:
@@ -75,7 +83,9 @@ class LoopNodes:
         """The memory as the model sees it: older tool results shortened when `tool_results_in_prompt` is set."""
         return prompt_messages(state["messages"], self.agent.tool_results_in_prompt)
 
-    def asked(self, state: ReflexionState) -> tuple[dict[str, Any], ReflexionState, dict[str, Any] | None]:
+    def asked(
+        self, state: ReflexionState, run: RunSettings
+    ) -> tuple[dict[str, Any], ReflexionState, dict[str, Any] | None]:
         """(the question update, the state the draft sees, or the update that ends the run before the
         draft: no question, or a tool that cannot be reached).
 
@@ -113,7 +123,7 @@ class LoopNodes:
             error = "the run has no question: send a non-empty user message"
             return asked, state, {**asked, **fresh_run(), "stop_reason": "invalid_input", "error": error}
         try:
-            self.agent._tool_ready(state)
+            self.agent._tool_ready(state, run)
         except DatabaseUnavailableError as e:
             return asked, state, {**asked, **fresh_run(), "stop_reason": "tool_unavailable", "error": str(e)}
         return asked, state, None
@@ -124,52 +134,51 @@ class LoopNodes:
             update = {**asked, **update, "messages": [*asked.get("messages", []), *update.get("messages", [])]}
         return update
 
-    def draft(self, state: ReflexionState) -> dict[str, Any]:
-        asked, state, ended = self.asked(state)
+    def draft(self, state: ReflexionState, run: RunSettings) -> dict[str, Any]:
+        asked, state, ended = self.asked(state, run)
         if ended is not None:
             return ended
-        return self.drafted(
-            asked, respond_with(self.agent._responder("draft", state.get("prompt")), self.prompt_view(state))
-        )
+        responder = self.agent._responder("draft", state.get("prompt"), run)
+        return self.drafted(asked, respond_with(responder, self.prompt_view(state)))
 
-    async def aresponder(self, turn: Turn, prompt: str | None) -> Any:
+    async def aresponder(self, turn: Turn, prompt: str | None, run: RunSettings) -> Any:
         """This turn's responder, built in a worker thread unless the agent says building it is quick."""
-        if self.agent._responder_ready(turn, prompt):
-            return self.agent._responder(turn, prompt)
-        return await asyncio.to_thread(self.agent._responder, turn, prompt)
+        if self.agent._responder_ready(turn, prompt, run):
+            return self.agent._responder(turn, prompt, run)
+        return await asyncio.to_thread(self.agent._responder, turn, prompt, run)
 
-    async def adraft(self, state: ReflexionState) -> dict[str, Any]:
+    async def adraft(self, state: ReflexionState, run: RunSettings) -> dict[str, Any]:
         # Checking the tool may read the database: keep it off the event loop.
-        asked, state, ended = await asyncio.to_thread(self.asked, state)
+        asked, state, ended = await asyncio.to_thread(self.asked, state, run)
         if ended is not None:
             return ended
-        responder = await self.aresponder("draft", state.get("prompt"))
+        responder = await self.aresponder("draft", state.get("prompt"), run)
         return self.drafted(asked, await arespond_with(responder, self.prompt_view(state)))
 
-    def revise(self, state: ReflexionState) -> dict[str, Any]:
-        reply = respond_with(self.agent._responder("revise", state.get("prompt")), self.prompt_view(state))
-        return self.agent._revised(state, reply)
+    def revise(self, state: ReflexionState, run: RunSettings) -> dict[str, Any]:
+        reply = respond_with(self.agent._responder("revise", state.get("prompt"), run), self.prompt_view(state))
+        return self.agent._revised(state, reply, run)
 
-    async def arevise(self, state: ReflexionState) -> dict[str, Any]:
-        responder = await self.aresponder("revise", state.get("prompt"))
-        return self.agent._revised(state, await arespond_with(responder, self.prompt_view(state)))
+    async def arevise(self, state: ReflexionState, run: RunSettings) -> dict[str, Any]:
+        responder = await self.aresponder("revise", state.get("prompt"), run)
+        return self.agent._revised(state, await arespond_with(responder, self.prompt_view(state)), run)
 
-    def execute_tool(self, state: ReflexionState) -> dict[str, Any]:
+    def execute_tool(self, state: ReflexionState, run: RunSettings) -> dict[str, Any]:
         skipped = self.agent._skipped(state)
         if skipped is not None:
             return tool_update(state, with_notice(skipped, state.get("notice")))
         try:
-            run = self.agent._run_tool(state)
+            tool_run = self.agent._run_tool(state, run)
         except DatabaseUnavailableError as e:
             return tool_update(state, unavailable_tool_run(state, e), stop_reason="tool_unavailable")
-        update = tool_update(state, with_notice(run, state.get("notice")))
-        update["stop_reason"] = self.agent._stop_after_tool({**state, **update})  # type: ignore[typeddict-item]
+        update = tool_update(state, with_notice(tool_run, state.get("notice")))
+        update["stop_reason"] = self.agent._stop_after_tool({**state, **update}, run)  # type: ignore[typeddict-item]
         return update
 
-    async def aexecute_tool(self, state: ReflexionState) -> dict[str, Any]:
-        return await asyncio.to_thread(self.execute_tool, state)
+    async def aexecute_tool(self, state: ReflexionState, run: RunSettings) -> dict[str, Any]:
+        return await asyncio.to_thread(self.execute_tool, state, run)
 
-    def reply(self, state: ReflexionState) -> dict[str, Any]:
+    def reply(self, state: ReflexionState, run: RunSettings) -> dict[str, Any]:
         """The answer message and output fields, from the same typed result `execute` returns. A
         revision whose tool call nothing answered (a route of a user's own that ended the run with no
         stop reason) is answered first, so the memory stays a tool conversation a thread can go on with."""
@@ -182,11 +191,11 @@ class LoopNodes:
             update["messages"] = [unanswered, *update["messages"]]
         return update
 
-    async def areply(self, state: ReflexionState) -> dict[str, Any]:
+    async def areply(self, state: ReflexionState, run: RunSettings) -> dict[str, Any]:
         # a `_parse_final_result` of the user's own may read anything: keep it off the event loop
-        if self.agent._built_in_hooks("_parse_final_result"):
-            return self.reply(state)
-        return await asyncio.to_thread(self.reply, state)
+        if built_in_hooks(self.agent, "_parse_final_result"):
+            return self.reply(state, run)
+        return await asyncio.to_thread(self.reply, state, run)
 
     @staticmethod
     def route_after_draft(state: ReflexionState) -> Literal["execute_tool", "__end__"]:
@@ -197,30 +206,33 @@ class LoopNodes:
     def route_after_execute_tool(state: ReflexionState) -> Literal["revise", "__end__"]:
         return "__end__" if state.get("stop_reason") else "revise"
 
-    def in_run(self, name: str, node: Callable[[Any], Any], anode: Callable[[Any], Any]) -> SyncAndAsyncNode:
-        """A node (sync and async) that reads the run's stored context; the run's first node stores
-        the context the run was started with and the limits in force, so a resumed run keeps its
-        settings and limits whoever resumes it (`nodes.run_limits`), and which graph it is."""
+    def settings(self, state: ReflexionState, runtime: Runtime[Any], starts: bool) -> RunSettings:
+        """This node's run settings: at the first node, those the run starts with (kept in the state,
+        so a resumed run keeps its settings and limits whoever resumes it: `nodes.run_limits`);
+        later, those it started with under what this invocation's context lowers."""
+        agent = self.agent
+        return run_settings(
+            state.get("run_context"),
+            runtime.context,
+            schema=agent.context_schema,
+            limits=agent._limits,
+            graph=agent.graph_name if starts else None,
+        )
+
+    def in_run(self, name: str, node: NodeBody, anode: NodeBody) -> SyncAndAsyncNode:
+        """The node `name` as a graph node `(state, runtime)`: its body gets the run's settings, and the
+        run's first node keeps them in the state."""
         starts = name == "draft"
 
-        def begin(state: ReflexionState) -> dict[str, Any] | None:
-            if not starts:
-                refuse_raised_limits(state.get("run_context"), runtime_context())
-                return state.get("run_context")
-            with stored_context(None), recorded_limits(None):  # not those of a run this one runs inside
-                return with_limits(started_context(self.agent.graph_name), self.agent._run_limits())
+        def sync(state: ReflexionState, runtime: Runtime[Any]) -> Any:
+            run = self.settings(state, runtime, starts)
+            update = node(state, run)
+            return {**update, "run_context": run.started} if starts else update
 
-        def sync(state: ReflexionState) -> Any:
-            run_context = begin(state)
-            with stored_context(run_context), recorded_limits(run_context):
-                update = node(state)
-            return {**update, "run_context": run_context} if starts else update
-
-        async def asynchronous(state: ReflexionState) -> Any:
-            run_context = begin(state)
-            with stored_context(run_context), recorded_limits(run_context):
-                update = await anode(state)
-            return {**update, "run_context": run_context} if starts else update
+        async def asynchronous(state: ReflexionState, runtime: Runtime[Any]) -> Any:
+            run = self.settings(state, runtime, starts)
+            update = await anode(state, run)
+            return {**update, "run_context": run.started} if starts else update
 
         return SyncAndAsyncNode(name, sync, asynchronous)
 
@@ -242,9 +254,24 @@ class LoopNodes:
         for node, route, onward in (
             ("draft", self.route_after_draft, "execute_tool"),
             ("execute_tool", self.route_after_execute_tool, "revise"),
-            ("revise", agent._route_after_revise, "execute_tool"),
+            # biochatter's `_should_continue`, when the agent has one (a plain function: hooks are handed over)
+            ("revise", getattr(agent, "_should_continue", self.route_after_draft), "execute_tool"),
         ):
             go_on, stop = labels[node]
             builder.add_conditional_edges(node, *labelled(route, {onward: (go_on, onward), END: (stop, REPLY_NODE)}))
         builder.add_edge(REPLY_NODE, END)
         return builder
+
+
+def built_in_hooks(agent: Any, *names: str) -> bool:
+    """Whether these hooks of `agent` are this package's own: not replaced on the instance, nor
+    overridden by a class of the user's (whose hook may read a file or a database, so an async run
+    calls it in a worker thread)."""
+    package = __package__.rpartition(".")[0] if __package__ else ""
+    for name in names:
+        if name in vars(agent):
+            return False
+        owner = next(c for c in type(agent).__mro__ if name in vars(c))
+        if not owner.__module__.startswith(f"{package}."):
+            return False
+    return True

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from reflexion_agents.graphs.action_loop_agent import ActionLoopAgent
@@ -34,6 +35,7 @@ from reflexion_agents.nodes.react.action_responder import ActionResponder
 from reflexion_agents.nodes.react.function_step import run_function_action
 from reflexion_agents.nodes.react.results import react_result
 from reflexion_agents.nodes.react.tool_protocol import read_tool_reply
+from reflexion_agents.nodes.run_settings import RunSettings
 from reflexion_agents.nodes.tools.call_expression import FunctionExpression
 from reflexion_agents.nodes.tools.functions import (
     FINISH,
@@ -101,26 +103,27 @@ class ReActAgent(ActionLoopAgent[ReActResult]):
         system = react_system_prompt(self.template, list(self.tools.values()), self.examples, native=native)
         return ActionResponder(runnable, system, read_tool_reply)
 
-    def _turn_responder(self) -> ActionResponder:
-        chat = self.chat
+    def _turn_responder(self, chat: BaseChatModel) -> ActionResponder:
         return self._responders.get(id(chat), lambda: self._make_responder(chat))
 
     @property
     def system_prompt(self) -> str:
-        """The planner's system prompt, as the model receives it."""
-        return self._turn_responder().system_prompt
+        """The planner's system prompt, as the agent's own model receives it."""
+        return self._turn_responder(self.chat).system_prompt
 
     # -- the tool step ---------------------------------------------------------
 
-    def _ask_llm(self, args: dict[str, Any]) -> tuple[str, TokenUsage]:
-        """The LLM-fallback tool: the same model answers a sub-question from its own knowledge.
+    @staticmethod
+    def _ask_llm(chat: BaseChatModel, args: dict[str, Any]) -> tuple[str, TokenUsage]:
+        """The LLM-fallback tool: the run's model answers a sub-question from its own knowledge.
         Its answer is the observation: plain text (`reply.text` is a `str` subclass, which pydantic
         re-encodes and refuses if it holds a lone surrogate), with any lone surrogate shown as U+FFFD."""
-        reply = self.chat.invoke(sendable([HumanMessage(content=str(args["input"]))]))
+        reply = chat.invoke(sendable([HumanMessage(content=str(args["input"]))]))
         return without_surrogates(reply.text), usage_of(reply)
 
-    def _run_tool(self, state: ReflexionState) -> ToolRun:
-        special = {LLM_FALLBACK: self._ask_llm} if self.add_llm_as_fallback else {}
+    def _run_tool(self, state: ReflexionState, run: RunSettings) -> ToolRun:
+        chat = self.models.for_run(run.context.model) if self.add_llm_as_fallback else None
+        special = {LLM_FALLBACK: lambda args: self._ask_llm(chat, args)} if chat is not None else {}
         return run_function_action(self.tools, ReActAction.model_validate(state["parsed_action"]), special)
 
     # -- stop rules and result -------------------------------------------------

@@ -58,9 +58,10 @@ class RunOptions(ResumeOptions, total=False):
 
 
 class RunTarget(Protocol[ResultT]):
-    """What a runner drives: an agent or a flow."""
+    """What a runner drives: an agent (`graphs.loop_target.LoopTarget`) or a flow."""
 
-    checkpointer: Any
+    @property
+    def checkpointer(self) -> Any: ...
 
     @property
     def context_schema(self) -> type[BaseModel]: ...

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 from typing_extensions import Unpack
@@ -29,6 +30,7 @@ from reflexion_agents.nodes.models.resolve import chat_model_from_env
 from reflexion_agents.nodes.prompts.extraction import EXTRACTION_SYSTEM_PROMPT, extraction_prompt
 from reflexion_agents.nodes.react.action_responder import ActionResponder
 from reflexion_agents.nodes.reflexion.steps import outcomes_of, usage_of_state
+from reflexion_agents.nodes.run_settings import RunSettings
 from reflexion_agents.schemas.errors import ConfigurationError
 from reflexion_agents.schemas.extraction import ExtractionAttempt, ExtractionResult, ExtractionStopReason, RawExtraction
 from reflexion_agents.schemas.reflexion import ReflexionState, ToolOutcome, ToolRun
@@ -68,8 +70,7 @@ class StructuredOutputReflectionAgent(ActionLoopAgent[ExtractionResult]):
                     ) from None
         return ActionResponder(runnable, EXTRACTION_SYSTEM_PROMPT, read_extraction_reply)
 
-    def _turn_responder(self) -> ActionResponder:
-        chat = self.chat
+    def _turn_responder(self, chat: BaseChatModel) -> ActionResponder:
         return self._extractors.get(id(chat), lambda: self._make_extractor(chat))
 
     def _question_message(self, question: str) -> HumanMessage:
@@ -79,7 +80,7 @@ class StructuredOutputReflectionAgent(ActionLoopAgent[ExtractionResult]):
         output: str = parsed.output  # type: ignore[attr-defined]
         return output
 
-    def _run_tool(self, state: ReflexionState) -> ToolRun:
+    def _run_tool(self, state: ReflexionState, run: RunSettings) -> ToolRun:
         return run_validation(self.output_schema, RawExtraction.model_validate(state["parsed_action"]))
 
     done_label = "valid output"

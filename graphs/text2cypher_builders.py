@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias, get_args
+from typing import Any, TypeAlias, get_args
 
 from langgraph.graph import END, START, StateGraph
 
@@ -34,10 +34,8 @@ Step: TypeAlias = Callable[[Any, FlowContext], dict[str, Any]]
 Graph: TypeAlias = StateGraph[Any, Any, Any, Any]
 
 
-class Node(Protocol):
-    """A step bound to its run: LangGraph calls it with the state, by the name `state`."""
-
-    def __call__(self, state: Any) -> dict[str, Any]: ...
+#: A step bound to its run: a LangGraph node function, `(state)` or `(state, runtime)`.
+Node: TypeAlias = Callable[..., dict[str, Any]]
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from typing import Any, cast
 
 from langchain_core.messages import BaseMessage
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
 from typing_extensions import Unpack
 
 from reflexion_agents.graphs.runner import ResumeOptions, Runner, RunOptions
@@ -36,16 +37,8 @@ from reflexion_agents.nodes.graphdb.run_databases import RunDatabases
 from reflexion_agents.nodes.keyed_cache import KeyedCache
 from reflexion_agents.nodes.models.resolve import chat_model_from_env, resolve_chat_model
 from reflexion_agents.nodes.models.wire import without_surrogates
-from reflexion_agents.nodes.run_context import (
-    APPROVAL_ENV,
-    current_context,
-    env_flag,
-    lower,
-    runtime_context,
-    started_context,
-    stored_context,
-)
-from reflexion_agents.nodes.run_limits import recorded, recorded_limits, refuse_raised_limits, with_limits
+from reflexion_agents.nodes.run_context import APPROVAL_ENV, env_flag, lower
+from reflexion_agents.nodes.run_settings import RunSettings, own_settings, run_settings
 from reflexion_agents.nodes.settings_checks import checkpointer_setting
 from reflexion_agents.nodes.text2cypher import steps
 from reflexion_agents.nodes.text2cypher.context import FlowContext, usage_total
@@ -74,6 +67,30 @@ def text_question(question: Any) -> str:
     if not isinstance(question, str):
         raise ConfigurationError(f"the question must be text, got {type(question).__name__}")
     return question
+
+
+def default_store(
+    db: GraphDatabase, embed: Embedder | None, seed_examples: str | Path | None
+) -> FewShotStore | MemoryFewShotStore | None:
+    """The graph's own examples: on FalkorDB a graph of their own beside the data; elsewhere in
+    memory (the data's own database is never written to unasked: pass
+    `fewshots=FewShotStore(examples_db)` for that). The movies examples seed only the movies
+    demo graph; another graph starts empty and learns its own, or takes `seed_examples`. A graph
+    that does not exist gets no store, so a run never creates anything for it."""
+    if not graph_exists(db):
+        return None
+    store: FewShotStore | MemoryFewShotStore = (
+        FewShotStore(db, embed=embed) if db.dialect == "falkordb" and hasattr(db, "sibling") else MemoryFewShotStore()
+    )
+    seed = seed_examples
+    if seed is DEMO_EXAMPLES:
+        seed = SEED_EXAMPLES if is_movies_graph(db) else None
+    try:
+        if seed and store.count() == 0:
+            store.seed_from_csv(seed)
+    except GraphDatabaseError as e:  # no rights to write, say: run without the seed examples
+        logger.warning("the few-shot examples could not be seeded: %s", e)
+    return store
 
 
 class Text2CypherFlow:
@@ -134,34 +151,32 @@ class Text2CypherFlow:
         self.runner: Runner[Text2CypherResult] = Runner(self)
         self._stores = KeyedCache()  # one example store per database
         self._graph: CompiledStateGraph[Any, Any, Any, Any] | None = None
+        self.graph_name = f"text2cypher_{flow}"  # the name its threads are stored under
 
     # -- dependencies, made on first use so a graph compiles with no model or database --
 
     @property
     def context(self) -> FlowContext:
-        """This run's dependencies: the model, database and limits its context names (shared by
-        every run that names the same), else the flow's own."""
-        run = current_context(Text2CypherContext)
-        limits = self._run_limits(run)
-        key = (run.model, run.database_url, run.graph, tuple(sorted(limits.items())))
-        return self._contexts.get(key, lambda: self._make_context(run, limits))
+        """The flow's own dependencies, as a run that names nothing gets them."""
+        return self.dependencies(own_settings(Text2CypherContext, self._limits))
 
-    def run_dependencies(self) -> FlowContext:
-        """`context`, as the nodes ask for it: a call, not an attribute. LangGraph's compile reads the
-        attributes a node's code names (looking for subgraphs), and reading `context` would open
-        the database: drawing or serving a flow must not start one."""
-        return self.context
+    def dependencies(self, run: RunSettings) -> FlowContext:
+        """A run's dependencies: the model, database and limits its settings name (shared by every
+        run that names the same), else the flow's own."""
+        context, limits = run.context, dict(run.limits)
+        key = (context.model, context.database_url, context.graph, tuple(sorted(limits.items())))
+        return self._contexts.get(key, lambda: self._make_context(context, limits))
 
-    def _run_limits(self, run: Text2CypherContext) -> dict[str, Any]:
-        """This run's limits: the flow's, which its context may lower; once the run has started, the
+    def _limits(self, run: Any, recorded: Mapping[str, Any]) -> dict[str, Any]:
+        """A run's limits: the flow's, which its context may lower; once the run has started, the
         ones it recorded (`nodes.run_limits`), so a flow built with other limits that resumes it keeps
         them."""
-        limits = {k: lower(getattr(run, k), recorded(k, self.limits[k])) for k in RUN_LIMITS}
+        limits = {k: lower(getattr(run, k), recorded.get(k, self.limits[k])) for k in RUN_LIMITS}
         # a run may add approval, never remove it; may turn value mapping off, never on
         approval = self.limits["require_approval"] or bool(run.require_approval)
-        limits["require_approval"] = approval or bool(recorded("require_approval", False))
+        limits["require_approval"] = approval or bool(recorded.get("require_approval", False))
         mapping = self.limits["map_values"] and run.map_values is not False
-        limits["map_values"] = mapping and bool(recorded("map_values", True))
+        limits["map_values"] = mapping and bool(recorded.get("map_values", True))
         return limits
 
     def _make_context(self, run: Text2CypherContext, limits: dict[str, Any]) -> FlowContext:
@@ -173,7 +188,9 @@ class Text2CypherFlow:
         if self._fewshots is True:
             # keyed by the object (no id reuse); it lists the server's graphs: the first command that a
             # peer which is no database fails
-            store = self._stores.get(cast(Hashable, db), lambda: opened(lambda: self._default_store(db), args))
+            store = self._stores.get(
+                cast(Hashable, db), lambda: opened(lambda: default_store(db, self.embed, self.seed_examples), args)
+            )
         model = chat_model_from_env(run.model) if run.model else resolve_chat_model(self.conversation_factory())
         wiring = FLOW_BUILDERS[self.flow]
         return FlowContext(
@@ -186,53 +203,28 @@ class Text2CypherFlow:
             **{**self.limits, **limits},
         )
 
-    def _default_store(self, db: GraphDatabase) -> FewShotStore | MemoryFewShotStore | None:
-        """The graph's own examples: on FalkorDB a graph of their own beside the data; elsewhere in
-        memory (the data's own database is never written to unasked: pass
-        `fewshots=FewShotStore(examples_db)` for that). The movies examples seed only the movies
-        demo graph; another graph starts empty and learns its own, or takes `seed_examples`. A graph
-        that does not exist gets no store, so a run never creates anything for it."""
-        if not graph_exists(db):
-            return None
-        store: FewShotStore | MemoryFewShotStore = (
-            FewShotStore(db, embed=self.embed)
-            if db.dialect == "falkordb" and hasattr(db, "sibling")
-            else MemoryFewShotStore()
-        )
-        seed = self.seed_examples
-        if seed is DEMO_EXAMPLES:
-            seed = SEED_EXAMPLES if is_movies_graph(db) else None
-        try:
-            if seed and store.count() == 0:
-                store.seed_from_csv(seed)
-        except GraphDatabaseError as e:  # no rights to write, say: run without the seed examples
-            logger.warning("the few-shot examples could not be seeded: %s", e)
-        return store
-
     def _node(self, step: Step) -> Node:
-        """`step` as a node: it runs with the context of the run it is in (the one the run started
-        with, for a resume), under limits the run may not have raised since."""
+        """`step` as a node `(state, runtime)`: it runs with the settings of the run it is in (those the
+        run started with, for a resume, under limits the run may not have raised since)."""
 
-        def node(state: Any) -> dict[str, Any]:
-            refuse_raised_limits(state.get("run_context"), runtime_context())
-            started = state.get("run_context")  # the settings and limits the run started with
-            with stored_context(started), recorded_limits(started):
-                try:
-                    context = self.run_dependencies()
-                except DatabaseUnavailableError as e:  # a database that is down is a typed stop, not a crash
-                    return {"stop_reason": "tool_unavailable", "error": str(e)}
-                return step(state, context)
+        def node(state: Any, runtime: Runtime[Text2CypherContext]) -> dict[str, Any]:
+            run = run_settings(
+                state.get("run_context"), runtime.context, schema=Text2CypherContext, limits=self._limits
+            )
+            try:
+                context = self.dependencies(run)
+            except DatabaseUnavailableError as e:  # a database that is down is a typed stop, not a crash
+                return {"stop_reason": "tool_unavailable", "error": str(e)}
+            return step(state, context)
 
         node.__name__ = step.__name__
         return node
 
-    def _start(self, state: Mapping[str, Any]) -> dict[str, Any]:
+    def _start(self, state: Mapping[str, Any], runtime: Runtime[Text2CypherContext]) -> dict[str, Any]:
         """The first node: resets the per-question fields and keeps the context the run started with and
         the limits in force, for a resume (by this flow or another, in this process or the next)."""
-        graph = f"text2cypher_{self.flow}"
-        with recorded_limits(None):  # the flow's own, not those of a run this one runs inside
-            limits = self._run_limits(current_context(Text2CypherContext))
-        return {**steps.start(state), "run_context": with_limits(started_context(graph), limits)}
+        run = run_settings(None, runtime.context, schema=Text2CypherContext, limits=self._limits, graph=self.graph_name)
+        return {**steps.start(state), "run_context": run.started}
 
     def _reply(self, state: Mapping[str, Any]) -> dict[str, Any]:
         """The last node: the answer message and output fields, from the typed result `ask` returns."""
@@ -240,33 +232,25 @@ class Text2CypherFlow:
 
     # -- graphs ----------------------------------------------------------------
 
-    def build_graph(self) -> CompiledStateGraph[Any, Any, Any, Any]:
-        """The graph the flow's builder wires, over this flow's nodes."""
-        graph = FLOW_BUILDERS[self.flow].build(Wiring(start=self._start, node=self._node, reply=self._reply))
-        return graph.compile(checkpointer=self.checkpointer, name=self.graph_name)
-
     @property
     def graph(self) -> CompiledStateGraph[Any, Any, Any, Any]:
+        """The graph the flow's builder wires over this flow's nodes, compiled on first use."""
         if self._graph is None:
-            self._graph = self.build_graph()
+            wiring = Wiring(start=self._start, node=self._node, reply=self._reply)
+            self._graph = (
+                FLOW_BUILDERS[self.flow].build(wiring).compile(checkpointer=self.checkpointer, name=self.graph_name)
+            )
         return self._graph
 
     # -- running (`graphs.runner.RunTarget`) -----------------------------------------
 
     context_schema = Text2CypherContext
 
-    @property
-    def graph_name(self) -> str:
-        return f"text2cypher_{self.flow}"
-
     def question_input(self, question: str) -> dict[str, Any]:
         return {"question": text_question(question)}
 
     def recursion_limit(self, steps: int | None = None) -> int:
         return RECURSION_LIMIT
-
-    def result_of(self, state: dict[str, Any]) -> Text2CypherResult:
-        return self.result(state)
 
     def log_step(self, step: int, node: str, message: BaseMessage | None) -> None:
         """The flows report progress as events (`on_event`), not as step messages."""
@@ -297,6 +281,8 @@ class Text2CypherFlow:
             usage=usage_total(state),
             error=state.get("error"),
         )
+
+    result_of = result  # what `Runner` calls
 
     def stream(self, question: str, **options: Unpack[RunOptions]) -> Iterator[dict[str, Any] | Text2CypherResult]:
         """Each step's progress event (`{"label", "payload"}`) as it happens, then the result.

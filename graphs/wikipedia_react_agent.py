@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from typing_extensions import Unpack
 
@@ -31,6 +32,7 @@ from reflexion_agents.nodes.react.action_responder import ActionResponder
 from reflexion_agents.nodes.react.results import react_result
 from reflexion_agents.nodes.react.text_protocol import read_text_reply
 from reflexion_agents.nodes.react.wikipedia_step import run_wikipedia_action
+from reflexion_agents.nodes.run_settings import RunSettings
 from reflexion_agents.nodes.tools.functions import FINISH
 from reflexion_agents.nodes.tools.wikipedia import WikipediaTools
 from reflexion_agents.nodes.tools.wikipedia_backends import WikipediaBackend
@@ -85,6 +87,7 @@ class WikipediaReActAgent(ActionLoopAgent[ReActResult]):
         super().__init__(
             conversation_factory or chat_model_from_env, check_max_calls(max_calls), checkpointer=checkpointer
         )
+        self.max_steps_ceiling = MAX_CALLS_LIMIT  # `max_calls` may be set per call, above the agent's default
         self.prompt = load_prompt(prompt)
         self.tools = wikipedia if isinstance(wikipedia, WikipediaTools) else WikipediaTools(wikipedia)
         self.generation_kwargs = dict(generation_kwargs or {})
@@ -97,14 +100,14 @@ class WikipediaReActAgent(ActionLoopAgent[ReActResult]):
     def max_calls(self) -> int:
         return self.max_steps
 
-    def _turn_responder(self) -> ActionResponder:
-        runnable = self.chat.bind(stop=STOP_SEQUENCES, **self.generation_kwargs)
+    def _turn_responder(self, chat: BaseChatModel) -> ActionResponder:
+        runnable = chat.bind(stop=STOP_SEQUENCES, **self.generation_kwargs)
         return ActionResponder(runnable, self.prompt, read_text_reply)
 
     def _question_message(self, question: str) -> HumanMessage:
         return HumanMessage(content=question_text(question))
 
-    def _run_tool(self, state: ReflexionState) -> ToolRun:
+    def _run_tool(self, state: ReflexionState, run: RunSettings) -> ToolRun:
         action = ReActAction.model_validate(state["parsed_action"])
         return run_wikipedia_action(self.tools, action, cast(WikipediaReActState, state))
 
@@ -112,9 +115,6 @@ class WikipediaReActAgent(ActionLoopAgent[ReActResult]):
 
     def _done(self, outcome: ToolOutcome) -> str | None:
         return "finished" if outcome.detail.get("tool") == FINISH else None
-
-    def _max_steps_ceiling(self) -> int:
-        return MAX_CALLS_LIMIT  # `max_calls` may be set per call, above the agent's default
 
     def _parse_final_result(self, output: ReflexionState) -> ReActResult:
         return react_result(output)

@@ -8,9 +8,6 @@ read the merged view, check a context before a run starts, and say which graph o
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -20,27 +17,6 @@ from reflexion_agents.schemas.errors import ConfigurationError
 C = TypeVar("C", bound=BaseModel)
 
 APPROVAL_ENV = "REFLEXION_REQUIRE_APPROVAL"
-
-
-_STORED: ContextVar[dict[str, Any] | None] = ContextVar("stored_run_context", default=None)
-#: `current_context`'s answers within one `stored_context` block, per schema: a node reads its
-#: settings many times (model, limits, approval), and each read validated the merged context anew.
-#: Each answer is kept with the LangGraph runtime it was read in, and reused only in that runtime: a
-#: run started inside a node (a flow's own start, a nested graph) has a context of its own.
-_READ: ContextVar[dict[type[BaseModel], tuple[Any, BaseModel]] | None] = ContextVar("read_run_context", default=None)
-
-
-@contextmanager
-def stored_context(values: dict[str, Any] | None) -> Iterator[None]:
-    """Within this block, `current_context` also reads `values`: the context the run started with,
-    kept in its state, so a resumed run keeps its settings when the resume sends none. The block is
-    one node's call, whose invocation context cannot change, so what it reads is read once."""
-    token, read = _STORED.set(values), _READ.set({})
-    try:
-        yield
-    finally:
-        _READ.reset(read)
-        _STORED.reset(token)
 
 
 GRAPH_KEY = "__graph__"  # kept with a run's stored context: which graph the thread belongs to
@@ -56,21 +32,9 @@ def check_thread_graph(values: dict[str, Any], graph: str, thread_id: str) -> No
         )
 
 
-def started_context(graph: str) -> dict[str, Any]:
-    """What a run's first node keeps in the state: the context the run was started with, and which
-    graph the thread belongs to."""
-    return {**runtime_context(), GRAPH_KEY: graph}
-
-
-def runtime_context() -> dict[str, Any]:
-    """The context this invocation was given (fields that were set), {} outside a run."""
-    from langgraph.runtime import get_runtime
-
-    try:
-        runtime = get_runtime()
-    except RuntimeError:  # not inside a graph run (a unit test of a step, say)
-        return {}
-    context = getattr(runtime, "context", None)
+def context_values(context: Any) -> dict[str, Any]:
+    """The fields a run's context set (LangGraph's `runtime.context`: a model instance, a mapping or
+    None), as a mapping without the unset ones."""
     if context is None:
         return {}
     if isinstance(context, BaseModel):
@@ -80,30 +44,9 @@ def runtime_context() -> dict[str, Any]:
     raise ConfigurationError(f"a run's context must be a mapping, got {type(context).__name__}")
 
 
-def current_context(schema: type[C]) -> C:
-    """This run's settings as `schema`: what the invocation sent, over what the run started with.
-    Approval, once asked for in a run, stays on for the rest of it."""
-    read, runtime = _READ.get(), _runtime()
-    if read is not None and schema in read and read[schema][0] is runtime:
-        return read[schema][1]  # type: ignore[return-value]
-    settings = _merged_context(schema)
-    if read is not None:
-        read[schema] = (runtime, settings)
-    return settings
-
-
-def _runtime() -> Any:
-    """LangGraph's runtime of the graph run this code is in, or None outside one."""
-    from langgraph.runtime import get_runtime
-
-    try:
-        return get_runtime()
-    except RuntimeError:
-        return None
-
-
-def _merged_context(schema: type[C]) -> C:
-    stored, given = _STORED.get() or {}, runtime_context()
+def merged_context(schema: type[C], stored: dict[str, Any], given: dict[str, Any]) -> C:
+    """A run's settings as `schema`: what the invocation sent (`given`), over what the run started
+    with (`stored`). Approval, once asked for in a run, stays on for the rest of it."""
     merged = {**stored, **given}
     if stored.get("require_approval") or given.get("require_approval"):
         merged["require_approval"] = True

@@ -6,8 +6,8 @@ a run's context may lower them. Both are gone once the process is: `reflexion as
 killed, then `reflexion resume T` would run under the defaults of the agent that resumes it (30
 steps), and a Python `other_agent.resume(thread_id)` likewise. So the first node of a run records the
 limits in force in the run's stored context (`run_context[LIMITS_KEY]`, checkpointed with every
-step), and every later node reads them back through `recorded`: the resuming agent's own settings
-no longer apply to a run it did not start.
+step), and every later node computes its settings from them (`nodes.run_settings`): the resuming
+agent's own settings no longer apply to a run it did not start.
 
 A resume may tighten a recorded limit (a lower step limit, timeout or row cap takes effect, as a
 run's context may always lower an agent's) but never loosen it: `refuse_raised_limits` says so
@@ -16,9 +16,7 @@ before anything runs. Otherwise a kill and a resume would be a way around any li
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
 from typing import Any
 
 from reflexion_agents.schemas.errors import ConfigurationError
@@ -26,8 +24,6 @@ from reflexion_agents.schemas.errors import ConfigurationError
 LIMITS_KEY = "__limits__"  # kept in a run's stored context (`run_context`), beside the context it began with
 #: Limits a resume may lower but not raise; None is "no limit".
 NUMERIC_LIMITS = ("max_steps", "query_timeout", "row_cap", "max_llm_calls", "max_retries")
-
-_RECORDED: ContextVar[Mapping[str, Any] | None] = ContextVar("recorded_run_limits", default=None)
 
 
 def limits_of(run_context: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -38,23 +34,6 @@ def limits_of(run_context: Mapping[str, Any] | None) -> dict[str, Any]:
 def with_limits(run_context: Mapping[str, Any], limits: Mapping[str, Any]) -> dict[str, Any]:
     """`run_context` with `limits` recorded in it (what a run's first node stores)."""
     return {**run_context, LIMITS_KEY: dict(limits)}
-
-
-@contextmanager
-def recorded_limits(run_context: Mapping[str, Any] | None) -> Iterator[None]:
-    """Within this block, `recorded` reads the limits recorded in `run_context` (a node's stored context)."""
-    token = _RECORDED.set(limits_of(run_context))
-    try:
-        yield
-    finally:
-        _RECORDED.reset(token)
-
-
-def recorded(name: str, own: Any) -> Any:
-    """The run's recorded limit `name` (None included: "no limit"), else `own`: the agent's setting, which
-    holds while a run starts, and for a thread started before limits were recorded."""
-    limits = _RECORDED.get() or {}
-    return limits.get(name, own)
 
 
 def refuse_raised_limits(run_context: Mapping[str, Any] | None, asked: Any) -> None:

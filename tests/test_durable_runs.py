@@ -155,7 +155,7 @@ def test_the_run_context_names_the_model_one_client_per_name(movies_db, monkeypa
         for _ in range(2):
             agent.execute("Tom Hanks movies?", context={"model": "openai:served-model"})
     assert {r["model"] for r in stub.requests} == {"served-model"} and fallback.calls == []
-    assert len(agent._models.values()) == 1
+    assert len(agent.models.named.values()) == 1
 
 
 def test_the_run_context_names_another_graph_on_the_database(movies_db, falkordb_server):

@@ -34,11 +34,11 @@ WRITES = {
 @pytest.mark.parametrize("kind", sorted(WRITES))
 def test_writes_are_refused_and_the_graph_is_unchanged(movies_db, kind):
     before = graph_fingerprint(movies_db)
-    indexes_before = movies_db._graph.list_indices().result_set
+    indexes_before = movies_db._session.graph.list_indices().result_set
     with pytest.raises(WriteQueryRefusedError):
         movies_db.query(WRITES[kind])
     assert graph_fingerprint(movies_db) == before
-    assert movies_db._graph.list_indices().result_set == indexes_before
+    assert movies_db._session.graph.list_indices().result_set == indexes_before
 
 
 def test_validation_compiles_without_running(movies_db):

@@ -200,7 +200,7 @@ def test_an_access_the_value_does_not_have_fails_as_it_does_without_the_index(
 
 
 def _plan(db: FalkorDBGraph, query: str) -> str:
-    return str(db._graph.explain(guard_index_expressions(query)))
+    return str(db._session.graph.explain(guard_index_expressions(query)))
 
 
 @pytest.mark.integration
@@ -245,5 +245,5 @@ def test_the_server_still_needs_the_guard(graphs: tuple[FalkorDBGraph, FalkorDBG
     """The bug as the server shows it without the guard. Should a FalkorDB release answer right,
     this fails: the guard (and this test) can then go."""
     _, indexed = graphs
-    raw = indexed._graph.ro_query("MATCH (f:F) WHERE f.d.year = 2016 RETURN count(*)").result_set
+    raw = indexed._session.graph.ro_query("MATCH (f:F) WHERE f.d.year = 2016 RETURN count(*)").result_set
     assert raw == [[0]], "FalkorDB now answers chained accesses right with an index: drop the guard"

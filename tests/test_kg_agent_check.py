@@ -34,7 +34,7 @@ def test_a_repaired_query_answers_and_every_reader_is_told_what_was_repaired(mov
     told = str(model.calls[1][-1].content)  # the revision read the repairs with the result
     assert told.startswith("Repaired before it ran:") and "(:Person)-[:DIRECTED]->(:Movie)" in told
     assert "Repaired before it ran:" in state["answer"]
-    result = agent.result_of(state)
+    result = agent._parse_final_result(state)
     assert result.check is not None and result.check.written == TURNED and result.check.query == RIGHT
 
 
@@ -108,7 +108,7 @@ def test_an_approval_runs_the_query_shown_even_when_the_graph_changed_meanwhile(
         shown = paused.pending_approval["query"]
         assert shown == written.replace("the matrix", "The Matrix")
         scratch.write("CREATE (:Film {title: 'THE MATRIX', year: 2003})")  # now 'the matrix' is ambiguous
-        agent._facts.clear()  # as after five minutes, or in another process
+        agent.tool.facts.clear()  # as after five minutes, or in another process
         done = agent.resume(paused.thread_id, "approve")
         assert done.outcomes[0].action == shown and done.tool_result == [[1999]]
     finally:

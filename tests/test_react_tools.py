@@ -194,8 +194,8 @@ _finish_clash.__name__ = "finish"
 
 def test_a_subclass_can_change_a_step():
     class Shouting(ReActAgent):
-        def _run_tool(self, state):
-            run = super()._run_tool(state)
+        def _run_tool(self, state, settings):
+            run = super()._run_tool(state, settings)
             run.message.content = f"{run.message.content} (checked twice)"
             return run
 

@@ -94,8 +94,8 @@ def test_a_query_cannot_forge_the_missing_graph_or_timeout_errors(movies_db):
 )
 def test_comments_and_keyword_like_names_keep_the_cap_in_the_database(movies_db, monkeypatch, query):
     sent: list[str] = []
-    original = movies_db._graph.ro_query
-    monkeypatch.setattr(movies_db._graph, "ro_query", lambda q, *a, **k: sent.append(q) or original(q, *a, **k))
+    original = movies_db._session.graph.ro_query
+    monkeypatch.setattr(movies_db._session.graph, "ro_query", lambda q, *a, **k: sent.append(q) or original(q, *a, **k))
     result = movies_db.query(query, row_cap=2)
     assert sent[0].startswith("CALL {") and sent[0].endswith("LIMIT 3")
     assert len(result.rows) == 2 and result.truncated

@@ -134,11 +134,11 @@ def test_a_knowledge_graph_subclass_ends_runs_with_a_stop_reason_of_its_own(movi
     from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
 
     class EnoughRows(KGQueryReflexionAgent):
-        def _stop_reason(self, state):
+        def _stop_reason(self, state, run):
             outcomes = state.get("outcomes") or []
             if outcomes and len(outcomes[-1]["rows"]) >= 10:
                 return "enough_rows"
-            return super()._stop_reason(state)
+            return super()._stop_reason(state, run)
 
     model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, score=1)])
     agent = EnoughRows(conversation_factory=lambda: model, database=movies_db, trust_non_empty_result=False)

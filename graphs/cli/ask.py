@@ -91,7 +91,7 @@ def database(args: argparse.Namespace) -> Any:
 def _reflexion_agent(model: Any, db: Any, max_steps: int | None) -> RunTarget[Any]:
     from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
 
-    return KGQueryReflexionAgent(conversation_factory=lambda: model, database=db, max_steps=max_steps)
+    return KGQueryReflexionAgent(conversation_factory=lambda: model, database=db, max_steps=max_steps).runner.target
 
 
 def _flow(flow: Flow, model: Any, db: Any, max_steps: int | None) -> RunTarget[Any]:
