@@ -38,7 +38,14 @@ from reflexion_agents.nodes.reflexion.steps import (
     stopped_tool_message,
     usage_of_state,
 )
-from reflexion_agents.nodes.reflexion.stop_rules import answer_outcome, check_stop, not_final_note
+from reflexion_agents.nodes.reflexion.stop_rules import (
+    STOP_RULES,
+    StopRule,
+    answer_outcome,
+    check_stop,
+    not_final_note,
+    stop_labels,
+)
 from reflexion_agents.nodes.run_settings import RunSettings
 from reflexion_agents.schemas.reflexion import ReflexionAgentResult, ReflexionState, ToolRun
 from reflexion_agents.schemas.run_result import RunResult
@@ -65,6 +72,9 @@ class ReflexionAgent(AgentLoop[ResultT]):
     #: Whether the tool step checks each action against what the tool holds (`ToolOutcome.check`):
     #: only then can no rows be taken as the answer (`empty_result`, `not_in_graph`).
     checks_its_actions = False
+    #: The stop rules a revision is checked against, in order (`nodes.reflexion.stop_rules.STOP_RULES`);
+    #: an agent of the user's may add its own.
+    stop_rules: tuple[StopRule, ...] = STOP_RULES
 
     def __init__(
         self,
@@ -78,7 +88,10 @@ class ReflexionAgent(AgentLoop[ResultT]):
         tool_results_in_prompt: int | None = AGENT_DEFAULTS.tool_results_in_prompt,
         checkpointer: Any = DURABLE,
         agent_logger: Any = None,
+        **more_settings: Any,
     ) -> None:
+        """`more_settings`: any other `AgentSettings` field (a stop rule's own setting), checked as the
+        named ones are."""
         settings = checked_settings(
             AgentSettings,
             max_steps=max_steps,
@@ -87,6 +100,7 @@ class ReflexionAgent(AgentLoop[ResultT]):
             max_repeats=max_repeats,
             trust_non_empty_result=trust_non_empty_result,
             tool_results_in_prompt=tool_results_in_prompt,
+            **more_settings,
         )
         super().__init__(
             conversation_factory,
@@ -165,9 +179,8 @@ class ReflexionAgent(AgentLoop[ResultT]):
         return default_action_of(parsed)
 
     def _route_labels(self) -> dict[str, tuple[str, str]]:
-        non_empty = "non-empty result" if self.trust_non_empty_result else "unscored non-empty result"
-        empty = ", empty result, not in the graph" if self.checks_its_actions else ""
-        stops = f"score > {self.score_threshold:g}, {non_empty}{empty}, step limit, no progress, model error"
+        settings = {**self.settings.model_dump(), "checks_its_actions": self.checks_its_actions}
+        stops = f"{stop_labels(settings, self.stop_rules)}, model error"
         return {
             "draft": (f"{self.result_type.action_noun} drafted", "no question, model error, database down"),
             "execute_tool": ("score the result", "database down"),
@@ -196,14 +209,7 @@ class ReflexionAgent(AgentLoop[ResultT]):
     def _stop_reason(self, state: ReflexionState, run: RunSettings) -> str | None:
         """The stop rules, in order: step limit, score above threshold, non-empty result, empty result,
         no progress (`nodes.reflexion.stop_rules`: what evidence each needs)."""
-        return check_stop(
-            state,
-            max_steps=run.limit("max_steps"),
-            score_threshold=run.limit("score_threshold"),
-            max_repeats=self.max_repeats,
-            trust_non_empty_result=self.trust_non_empty_result,
-            key=self._action_key,
-        )
+        return check_stop(state, {**self.settings.model_dump(), **run.limits}, self._action_key, self.stop_rules)
 
     def _revised(self, state: ReflexionState, reply: ResponderReply, run: RunSettings) -> dict[str, Any]:
         update = revise_update(state, reply, score_of, self._action_of, self._action_key)

@@ -196,3 +196,8 @@ def mapped_values(db: Any, cypher: str, schema: Any = None) -> tuple[str, list[A
 
     check = QueryChecker(GraphFacts(db, schema or db.schema()), repair=False).check(cypher)
     return check.query, check.mappings
+
+
+def labelled_edges(graph) -> dict[tuple[str, str], str | None]:
+    """A compiled graph's conditional edges, with the label each is drawn with."""
+    return {(e.source, e.target): e.data for e in graph.get_graph().edges if e.conditional}

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from reflexion_agents.graphs import registry
+from tests.helpers import labelled_edges
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -87,10 +88,6 @@ def test_an_unknown_name_is_a_configuration_error_naming_the_graphs():
 
     with pytest.raises(ConfigurationError, match="unknown graph 'nope'; the graphs are kg_reflexion"):
         registry.graph("nope")
-
-
-def labelled_edges(graph) -> dict[tuple[str, str], str | None]:
-    return {(e.source, e.target): e.data for e in graph.get_graph().edges if e.conditional}
 
 
 def test_the_picture_shows_the_loop_and_every_way_out_each_labelled_with_what_takes_it():

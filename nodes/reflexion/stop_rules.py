@@ -29,9 +29,11 @@ run only when the evidence agrees:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from reflexion_agents.schemas.reflexion import ACCEPTING, StopReason, ToolOutcome
+from reflexion_agents.schemas.reply_text import STOP_WORDS
 
 #: A score below the middle of the 0-10 scale says the result does not answer the question.
 REJECTING_BELOW = 5.0
@@ -131,26 +133,84 @@ def not_final_note(state: Mapping[str, Any], score_threshold: float, key: Callab
     return f"Note: your score {score:g} did not end the run because {why}."
 
 
+Rule = Callable[[Mapping[str, Any], Mapping[str, Any], Callable[[str], str]], "str | None"]
+"""(the state after a revision, the run's settings, what makes two actions the same) -> a stop reason, or None."""
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """One stop rule: when it ends a run (`check`), with which reasons and how the answer says each
+    (`says`), and what the drawing writes on the route it takes (`label`, from the run's settings).
+    The words of a reason that is new are added to `STOP_WORDS`, so an answer says it in words."""
+
+    name: str
+    check: Rule
+    says: Mapping[str, str]
+    label: Callable[[Mapping[str, Any]], str]
+
+    def __post_init__(self) -> None:
+        for reason, words in self.says.items():
+            STOP_WORDS.setdefault(reason, words)
+
+
+def _step_limit(state: Mapping[str, Any], settings: Mapping[str, Any], key: Callable[[str], str]) -> str | None:
+    return "max_steps" if state.get("steps", 0) >= settings["max_steps"] else None
+
+
+def _accepted(state: Mapping[str, Any], settings: Mapping[str, Any], key: Callable[[str], str]) -> str | None:
+    return accepted(
+        state,
+        score_threshold=settings["score_threshold"],
+        trust_non_empty_result=settings["trust_non_empty_result"],
+        key=key,
+    )
+
+
+def _no_progress(state: Mapping[str, Any], settings: Mapping[str, Any], key: Callable[[str], str]) -> str | None:
+    return "no_progress" if state.get("repeats", 0) >= settings["max_repeats"] else None
+
+
+def _accepted_label(settings: Mapping[str, Any]) -> str:
+    non_empty = "non-empty result" if settings["trust_non_empty_result"] else "unscored non-empty result"
+    empty = ", empty result, not in the graph" if settings.get("checks_its_actions") else ""
+    return f"score > {settings['score_threshold']:g}, {non_empty}{empty}"
+
+
+def _words(*reasons: str) -> dict[str, str]:
+    return {reason: STOP_WORDS[reason] for reason in reasons}
+
+
+#: The rules after a revise step, in order: the step limit, the result taken as the answer (`accepted`:
+#: score above the threshold, non-empty result, empty result, not in the graph), no progress. A new rule
+#: is a `StopRule` here, with its setting in `schemas.settings.AgentSettings` (the rules read the run's
+#: settings by name) and its test; an agent may also run its own (`ReflexionAgent.stop_rules`).
+STOP_RULES: tuple[StopRule, ...] = (
+    StopRule("step limit", _step_limit, _words("max_steps"), lambda settings: "step limit"),
+    StopRule("accepted", _accepted, _words(*ACCEPTING, "not_in_graph"), _accepted_label),
+    StopRule("no progress", _no_progress, _words("no_progress"), lambda settings: "no progress"),
+)
+
+
 def check_stop(
     state: Mapping[str, Any],
-    *,
-    max_steps: int,
-    score_threshold: float,
-    max_repeats: int,
-    trust_non_empty_result: bool,
+    settings: Mapping[str, Any],
     key: Callable[[str], str],
-) -> StopReason | None:
-    """The stop rules after a revise step, in order: step limit, the result taken as the answer
-    (`accepted`: score above the threshold, non-empty result, empty result), no progress; None means
-    run the revised action."""
-    if state.get("steps", 0) >= max_steps:
-        return "max_steps"
-    reason = accepted(state, score_threshold=score_threshold, trust_non_empty_result=trust_non_empty_result, key=key)
-    if reason is not None:
-        return reason
-    if state.get("repeats", 0) >= max_repeats:
-        return "no_progress"
+    rules: tuple[StopRule, ...] = STOP_RULES,
+) -> str | None:
+    """The first of `rules` that ends the run after this revision (its stop reason), or None: run the
+    revised action. `settings` are the run's, by name (`max_steps`, `score_threshold`, ...)."""
+    for rule in rules:
+        reason = rule.check(state, settings, key)
+        if reason:
+            return reason
     return None
+
+
+def stop_labels(settings: Mapping[str, Any], rules: tuple[StopRule, ...] = STOP_RULES) -> str:
+    """What the drawing writes on the revise step's route to the end: the rules' labels, the result
+    taken as the answer first, as a reader asks "when does it stop with an answer?"."""
+    ordered = sorted(rules, key=lambda rule: rule.name != "accepted")
+    return ", ".join(label for label in (rule.label(settings) for rule in ordered) if label)
 
 
 def _rank(outcome: ToolOutcome) -> tuple[bool, bool, bool, float, int]:
