@@ -18,8 +18,9 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
-from reflexion_agents.graphs.loop import AgentLoop, Turn
+from reflexion_agents.graphs.loop import AgentLoop
 from reflexion_agents.graphs.loop_nodes import built_in_hooks
+from reflexion_agents.graphs.loop_parts import Turn
 from reflexion_agents.graphs.runner import RunOptions
 from reflexion_agents.nodes.common.responder import ResponderReply
 from reflexion_agents.nodes.react.action_responder import ActionResponder

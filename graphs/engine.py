@@ -21,7 +21,8 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
-from reflexion_agents.graphs.loop import AgentLoop, Turn
+from reflexion_agents.graphs.loop import AgentLoop
+from reflexion_agents.graphs.loop_parts import Turn
 from reflexion_agents.graphs.loop_target import log_result, log_step, question_input
 from reflexion_agents.graphs.runner import RunOptions, StepCallback
 from reflexion_agents.nodes.checkpoints import DURABLE

@@ -27,8 +27,8 @@ from typing_extensions import Unpack
 
 from reflexion_agents.graphs.engine import ReflexionAgent
 from reflexion_agents.graphs.kg_query_tool import KGQueryTool, ReviseResponder
-from reflexion_agents.graphs.loop import Turn
 from reflexion_agents.graphs.loop_nodes import built_in_hooks
+from reflexion_agents.graphs.loop_parts import Turn
 from reflexion_agents.graphs.loop_target import question_input
 from reflexion_agents.graphs.runner import RunOptions
 from reflexion_agents.nodes.common.approval import approval_request, read_decision

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
@@ -26,6 +26,7 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
+from reflexion_agents.graphs.loop_parts import Turn
 from reflexion_agents.graphs.loop_target import LoopTarget, compiled_loop
 from reflexion_agents.graphs.runner import ResumeOptions, Runner
 from reflexion_agents.nodes.checkpoints import resolve_checkpointer
@@ -42,7 +43,6 @@ from reflexion_agents.schemas.run_result import RunResult
 logger = logging.getLogger(__name__)
 
 ResultT = TypeVar("ResultT", bound=RunResult)
-Turn = Literal["draft", "revise"]
 
 
 class AgentLoop(ABC, Generic[ResultT]):

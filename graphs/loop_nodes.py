@@ -14,14 +14,16 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage, RemoveMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime, get_runtime
 
 from reflexion_agents.graphs.labelled_routes import labelled
+from reflexion_agents.graphs.loop_parts import LoopParts, Turn
 from reflexion_agents.nodes.common.reply import REPLY_NODE, reply_update
 from reflexion_agents.nodes.common.responder import ResponderReply
 from reflexion_agents.nodes.common.responder_with_retries import arespond_with, respond_with
@@ -38,10 +40,6 @@ from reflexion_agents.nodes.reflexion.steps import (
 from reflexion_agents.nodes.run_settings import RunSettings, run_settings
 from reflexion_agents.schemas.errors import DatabaseUnavailableError
 from reflexion_agents.schemas.reflexion import ReflexionState
-
-if TYPE_CHECKING:
-    from reflexion_agents.graphs.loop import AgentLoop, Turn
-
 
 #: The nodes of every agent built on the loop, in the order a run meets them.
 LOOP_NODES = ("draft", "execute_tool", "revise", REPLY_NODE)
@@ -76,12 +74,12 @@ class SyncAndAsyncNode(Runnable[Any, Any]):
 class LoopNodes:
     """The nodes of one agent's loop."""
 
-    def __init__(self, agent: AgentLoop[Any]) -> None:
-        self.agent = agent
+    def __init__(self, parts: LoopParts) -> None:
+        self.parts = parts
 
     def prompt_view(self, state: ReflexionState) -> list[BaseMessage]:
         """The memory as the model sees it: older tool results shortened when `tool_results_in_prompt` is set."""
-        return prompt_messages(state["messages"], self.agent.tool_results_in_prompt)
+        return prompt_messages(state["messages"], self.parts.tool_results_in_prompt)
 
     def asked(
         self, state: ReflexionState, run: RunSettings
@@ -99,13 +97,13 @@ class LoopNodes:
         last = new_user_message(state)
         before = messages[:-1] if last is not None else messages
         message: BaseMessage | None = last
-        if last is not None and last.content != self.agent._question_message(question).content:
+        if last is not None and last.content != self.parts.question_message(question).content:
             question = last.text.strip()  # a user message, not shaped as `execute` shapes its own
             asked["question"] = question
-            message = self.agent._question_message(question)
+            message = self.parts.question_message(question)
             message.id = last.id  # replaces the raw message in the memory
         elif last is None and question:
-            message = self.agent._question_message(question)
+            message = self.parts.question_message(question)
             message.id = str(uuid.uuid4())
         memory: list[BaseMessage] = list(messages)
         if message is not None:
@@ -123,13 +121,13 @@ class LoopNodes:
             error = "the run has no question: send a non-empty user message"
             return asked, state, {**asked, **fresh_run(), "stop_reason": "invalid_input", "error": error}
         try:
-            self.agent._tool_ready(state, run)
+            self.parts.tool_ready(state, run)
         except DatabaseUnavailableError as e:
             return asked, state, {**asked, **fresh_run(), "stop_reason": "tool_unavailable", "error": str(e)}
         return asked, state, None
 
     def drafted(self, asked: dict[str, Any], reply: ResponderReply) -> dict[str, Any]:
-        update = draft_update(reply, self.agent._action_of)
+        update = draft_update(reply, self.parts.action_of)
         if asked:
             update = {**asked, **update, "messages": [*asked.get("messages", []), *update.get("messages", [])]}
         return update
@@ -138,14 +136,14 @@ class LoopNodes:
         asked, state, ended = self.asked(state, run)
         if ended is not None:
             return ended
-        responder = self.agent._responder("draft", state.get("prompt"), run)
+        responder = self.parts.responder("draft", state.get("prompt"), run)
         return self.drafted(asked, respond_with(responder, self.prompt_view(state)))
 
     async def aresponder(self, turn: Turn, prompt: str | None, run: RunSettings) -> Any:
         """This turn's responder, built in a worker thread unless the agent says building it is quick."""
-        if self.agent._responder_ready(turn, prompt, run):
-            return self.agent._responder(turn, prompt, run)
-        return await asyncio.to_thread(self.agent._responder, turn, prompt, run)
+        if self.parts.responder_ready(turn, prompt, run):
+            return self.parts.responder(turn, prompt, run)
+        return await asyncio.to_thread(self.parts.responder, turn, prompt, run)
 
     async def adraft(self, state: ReflexionState, run: RunSettings) -> dict[str, Any]:
         # Checking the tool may read the database: keep it off the event loop.
@@ -156,23 +154,23 @@ class LoopNodes:
         return self.drafted(asked, await arespond_with(responder, self.prompt_view(state)))
 
     def revise(self, state: ReflexionState, run: RunSettings) -> dict[str, Any]:
-        reply = respond_with(self.agent._responder("revise", state.get("prompt"), run), self.prompt_view(state))
-        return self.agent._revised(state, reply, run)
+        reply = respond_with(self.parts.responder("revise", state.get("prompt"), run), self.prompt_view(state))
+        return self.parts.revised(state, reply, run)
 
     async def arevise(self, state: ReflexionState, run: RunSettings) -> dict[str, Any]:
         responder = await self.aresponder("revise", state.get("prompt"), run)
-        return self.agent._revised(state, await arespond_with(responder, self.prompt_view(state)), run)
+        return self.parts.revised(state, await arespond_with(responder, self.prompt_view(state)), run)
 
     def execute_tool(self, state: ReflexionState, run: RunSettings) -> dict[str, Any]:
-        skipped = self.agent._skipped(state)
+        skipped = self.parts.skipped(state)
         if skipped is not None:
             return tool_update(state, with_notice(skipped, state.get("notice")))
         try:
-            tool_run = self.agent._run_tool(state, run)
+            tool_run = self.parts.run_tool(state, run)
         except DatabaseUnavailableError as e:
             return tool_update(state, unavailable_tool_run(state, e), stop_reason="tool_unavailable")
         update = tool_update(state, with_notice(tool_run, state.get("notice")))
-        update["stop_reason"] = self.agent._stop_after_tool({**state, **update}, run)  # type: ignore[typeddict-item]
+        update["stop_reason"] = self.parts.stop_after_tool({**state, **update}, run)
         return update
 
     async def aexecute_tool(self, state: ReflexionState, run: RunSettings) -> dict[str, Any]:
@@ -182,7 +180,7 @@ class LoopNodes:
         """The answer message and output fields, from the same typed result `execute` returns. A
         revision whose tool call nothing answered (a route of a user's own that ended the run with no
         stop reason) is answered first, so the memory stays a tool conversation a thread can go on with."""
-        update = reply_update(self.agent._parse_final_result(state), state.get("stop_reason"))
+        update = reply_update(self.parts.result_of(state), state.get("stop_reason"))
         reason = state.get("stop_reason")
         unanswered = stopped_tool_message(
             state.get("messages") or [], f"the loop stopped ({reason or 'its route ended it'})"
@@ -192,8 +190,8 @@ class LoopNodes:
         return update
 
     async def areply(self, state: ReflexionState, run: RunSettings) -> dict[str, Any]:
-        # a `_parse_final_result` of the user's own may read anything: keep it off the event loop
-        if built_in_hooks(self.agent, "_parse_final_result"):
+        # a result of the user's own may read anything: keep it off the event loop
+        if not self.parts.result_blocks:
             return self.reply(state, run)
         return await asyncio.to_thread(self.reply, state, run)
 
@@ -210,13 +208,13 @@ class LoopNodes:
         """This node's run settings: at the first node, those the run starts with (kept in the state,
         so a resumed run keeps its settings and limits whoever resumes it: `nodes.run_limits`);
         later, those it started with under what this invocation's context lowers."""
-        agent = self.agent
+        parts = self.parts
         return run_settings(
             state.get("run_context"),
             runtime.context,
-            schema=agent.context_schema,
-            limits=agent._limits,
-            graph=agent.graph_name if starts else None,
+            schema=parts.context_schema,
+            limits=parts.limits,
+            graph=parts.name if starts else None,
         )
 
     def in_run(self, name: str, node: NodeBody, anode: NodeBody) -> SyncAndAsyncNode:
@@ -238,24 +236,23 @@ class LoopNodes:
 
     def builder(self) -> StateGraph[Any, Any, Any, Any]:
         """The loop's graph, not yet compiled: the agent's schemas, its nodes and their labelled routes."""
-        agent = self.agent
+        parts = self.parts
         builder: StateGraph[Any, Any, Any, Any] = StateGraph(
-            agent.state_schema,
-            context_schema=agent.context_schema,
-            input_schema=agent.input_schema,
-            output_schema=agent.graph_output_schema,
+            parts.state_schema,
+            context_schema=parts.context_schema,
+            input_schema=parts.input_schema,
+            output_schema=parts.output_schema,
         )
         builder.add_node("draft", self.in_run("draft", self.draft, self.adraft))
         builder.add_node("execute_tool", self.in_run("execute_tool", self.execute_tool, self.aexecute_tool))
         builder.add_node("revise", self.in_run("revise", self.revise, self.arevise))
         builder.add_node(REPLY_NODE, self.in_run(REPLY_NODE, self.reply, self.areply))
         builder.add_edge(START, "draft")
-        labels = agent._route_labels()
+        labels = parts.labels
         for node, route, onward in (
             ("draft", self.route_after_draft, "execute_tool"),
             ("execute_tool", self.route_after_execute_tool, "revise"),
-            # biochatter's `_should_continue`, when the agent has one (a plain function: hooks are handed over)
-            ("revise", getattr(agent, "_should_continue", self.route_after_draft), "execute_tool"),
+            ("revise", parts.route_after_revise, "execute_tool"),
         ):
             go_on, stop = labels[node]
             builder.add_conditional_edges(node, *labelled(route, {onward: (go_on, onward), END: (stop, REPLY_NODE)}))
@@ -275,3 +272,10 @@ def built_in_hooks(agent: Any, *names: str) -> bool:
         if not owner.__module__.startswith(f"{package}."):
             return False
     return True
+
+
+def build_loop_graph(parts: LoopParts, checkpointer: Any = None) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The loop of `parts`, compiled: nodes run sync under `invoke` and async under `ainvoke`. Any caller
+    (a notebook, LangGraph server) gets a recursion limit that fits any step limit a run may ask for."""
+    compiled = LoopNodes(parts).builder().compile(checkpointer=checkpointer, name=parts.name)
+    return compiled.with_config(recursion_limit=parts.recursion_limit())
