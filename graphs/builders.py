@@ -48,25 +48,19 @@ def conversation(model: Any, settings: dict[str, Any]) -> dict[str, Any]:
         return settings
     if "conversation_factory" in settings:
         raise ConfigurationError("give the graph a model= or a conversation_factory=, not both")
+    return {**settings, "conversation_factory": model_factory(model)}
+
+
+def model_factory(model: Any) -> Callable[[], Any]:
+    """What makes the chat model `model` names: a LangChain chat model, a `provider:model` name, or
+    None for the one the environment names (`$REFLEXION_MODEL`)."""
+    from reflexion_agents.nodes.models.resolve import chat_model_from_env
+
+    if model is None:
+        return chat_model_from_env
     if isinstance(model, str):
-        from reflexion_agents.nodes.models.resolve import chat_model_from_env
-
-        name = model
-        return {**settings, "conversation_factory": lambda: chat_model_from_env(name)}
-    return {**settings, "conversation_factory": lambda: model}
-
-
-def build_kg_query_graph(
-    model: Any = None, database: Any = None, *, checkpointer: Any = None, **settings: Any
-) -> Graph:
-    """The knowledge-graph Reflexion agent: draft a Cypher query, run it read-only on `database` (a
-    `GraphDatabase`; else the run's context or the environment names one), score, revise."""
-    from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
-
-    given = conversation(model, checked_settings(KGQueryReflexionAgent, "the knowledge-graph agent", settings))
-    if database is not None:
-        given["database"] = database
-    return KGQueryReflexionAgent(checkpointer=checkpointer, **given).graph
+        return lambda: chat_model_from_env(model)
+    return lambda: model
 
 
 def build_react_graph(

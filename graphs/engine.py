@@ -14,7 +14,7 @@ that is the best executed action, typed `ResultT`.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Literal, TypeVar, cast
 
 from langchain_core.messages import BaseMessage, ToolMessage
@@ -22,31 +22,17 @@ from pydantic import BaseModel
 from typing_extensions import Unpack
 
 from reflexion_agents.graphs.loop import AgentLoop
-from reflexion_agents.graphs.loop_parts import Turn
+from reflexion_agents.graphs.loop_nodes import built_in_hooks
+from reflexion_agents.graphs.loop_parts import LoopParts, Turn, route_on_stop
 from reflexion_agents.graphs.loop_target import log_result, log_step, question_input
+from reflexion_agents.graphs.reflexion_parts import ReflexionRules, reflexion_parts
 from reflexion_agents.graphs.runner import RunOptions, StepCallback
 from reflexion_agents.nodes.checkpoints import DURABLE
 from reflexion_agents.nodes.common.responder import Responder, ResponderReply
 from reflexion_agents.nodes.common.responder_with_retries import ResponderWithRetries
 from reflexion_agents.nodes.graphdb.cypher_text import normalise_query
-from reflexion_agents.nodes.reflexion.scoring import parse_score
-from reflexion_agents.nodes.reflexion.steps import (
-    default_action_of,
-    outcomes_of,
-    revise_update,
-    run_from_message,
-    skipped_tool_run,
-    stopped_tool_message,
-    usage_of_state,
-)
-from reflexion_agents.nodes.reflexion.stop_rules import (
-    STOP_RULES,
-    StopRule,
-    answer_outcome,
-    check_stop,
-    not_final_note,
-    stop_labels,
-)
+from reflexion_agents.nodes.reflexion.steps import default_action_of, run_from_message
+from reflexion_agents.nodes.reflexion.stop_rules import STOP_RULES, StopRule
 from reflexion_agents.nodes.run_settings import RunSettings
 from reflexion_agents.schemas.reflexion import ReflexionAgentResult, ReflexionState, ToolRun
 from reflexion_agents.schemas.run_result import RunResult
@@ -55,11 +41,6 @@ from reflexion_agents.schemas.settings import AGENT_DEFAULTS, AgentSettings, che
 __all__ = ["ReflexionAgent", "ResponderWithRetries", "StepCallback"]
 
 ResultT = TypeVar("ResultT", bound=RunResult)
-
-
-def score_of(parsed: BaseModel) -> float | None:
-    """A revision's score, read as `nodes.reflexion.scoring` reads what models write."""
-    return parse_score(getattr(parsed, "score", None))
 
 
 class ReflexionAgent(AgentLoop[ResultT]):
@@ -115,6 +96,7 @@ class ReflexionAgent(AgentLoop[ResultT]):
         self.score_threshold = settings.score_threshold
         self.max_repeats = settings.max_repeats
         self.trust_non_empty_result = settings.trust_non_empty_result
+        self._rules: ReflexionRules | None = None
 
     # -- biochatter's hooks -------------------------------------------------------
 
@@ -133,21 +115,7 @@ class ReflexionAgent(AgentLoop[ResultT]):
 
     def _parse_final_result(self, output: ReflexionState) -> ResultT:
         """The result of a finished run: the executed action chosen as the answer, and its rows."""
-        outcomes = outcomes_of(output)
-        chosen = answer_outcome(outcomes, output.get("stop_reason"), self._action_key)
-        result = self.result_type(
-            answer=chosen.action if chosen else None,
-            tool_result=chosen.rows if chosen and chosen.error is None else None,
-            columns=chosen.columns if chosen else [],
-            truncated=chosen.truncated if chosen else False,
-            stop_reason=output.get("stop_reason"),
-            steps=output.get("steps", 0),
-            score=output.get("last_score"),
-            usage=usage_of_state(output),
-            error=output.get("error") or (chosen.error if chosen else None),
-            outcomes=outcomes,
-        )
-        return cast(ResultT, result)
+        return cast(ResultT, self.rules().result_of(output))
 
     def _log_step_message(self, step: int, node: str, output: BaseMessage | None) -> None:
         """biochatter's hook: told of every step (to the logger, and to `agent_logger` when there is one)."""
@@ -167,63 +135,70 @@ class ReflexionAgent(AgentLoop[ResultT]):
 
     def _should_continue(self, state: ReflexionState) -> Literal["execute_tool", "__end__"]:
         """Route after revise: run the revised action, or end once a stop reason is set."""
-        return "__end__" if state.get("stop_reason") else "execute_tool"
+        return route_on_stop(state)
 
-    # -- the Reflexion loop on the engine's turns ---------------------------------------
+    # -- the engine's hooks, handed to the loop (`graphs.reflexion_parts`) -------------------
 
     def _responder(self, turn: Turn, prompt: str | None, run: RunSettings) -> Responder | ResponderWithRetries:
         """biochatter's responder hooks (they know nothing of a run: an agent whose responders depend on
         the run's settings, its model or database, overrides this instead)."""
         return self._create_initial_responder(prompt) if turn == "draft" else self._create_revise_responder(prompt)
 
+    def _run_tool(self, state: ReflexionState, run: RunSettings) -> ToolRun:
+        """Run the pending action: biochatter's `_tool_function` on the memory."""
+        return run_from_message(state, self._tool_function(cast(list[BaseMessage], state["messages"])))
+
     def _action_of(self, parsed: BaseModel) -> str:
         return default_action_of(parsed)
-
-    def _route_labels(self) -> dict[str, tuple[str, str]]:
-        settings = {**self.settings.model_dump(), "checks_its_actions": self.checks_its_actions}
-        stops = f"{stop_labels(settings, self.stop_rules)}, model error"
-        return {
-            "draft": (f"{self.result_type.action_noun} drafted", "no question, model error, database down"),
-            "execute_tool": ("score the result", "database down"),
-            "revise": ("revise", stops),
-        }
 
     def _action_key(self, action: str) -> str:
         """What makes two actions the same for the repeat check: by default, equal once layout,
         comments and a trailing semicolon are left out (differences inside string literals count)."""
         return normalise_query(action)
 
-    def _skipped(self, state: ReflexionState) -> ToolRun | None:
-        return skipped_tool_run(state, self._action_key, self.action_noun)
-
-    def _run_tool(self, state: ReflexionState, run: RunSettings) -> ToolRun:
-        """Run the pending action: biochatter's `_tool_function` on the memory."""
-        return run_from_message(state, self._tool_function(cast(list[BaseMessage], state["messages"])))
-
-    def _limits(self, context: Any, recorded: Mapping[str, Any]) -> dict[str, Any]:
-        """The step limit, and the score a revision must pass: the run's, else the one it started with,
-        else the agent's."""
-        asked = getattr(context, "score_threshold", None)
-        threshold = float(asked) if asked is not None else recorded.get("score_threshold", self.score_threshold)
-        return {**super()._limits(context, recorded), "score_threshold": threshold}
-
     def _stop_reason(self, state: ReflexionState, run: RunSettings) -> str | None:
         """The stop rules, in order: step limit, score above threshold, non-empty result, empty result,
         no progress (`nodes.reflexion.stop_rules`: what evidence each needs)."""
-        return check_stop(state, {**self.settings.model_dump(), **run.limits}, self._action_key, self.stop_rules)
+        return self.rules().stop(state, run)
 
     def _revised(self, state: ReflexionState, reply: ResponderReply, run: RunSettings) -> dict[str, Any]:
-        update = revise_update(state, reply, score_of, self._action_of, self._action_key)
-        if "stop_reason" not in update:
-            revised: ReflexionState = {**state, **update}  # type: ignore[typeddict-item]
-            update["stop_reason"] = self._stop_reason(revised, run)
-            reason = update["stop_reason"]
-            stopped = stopped_tool_message(update["messages"], f"the loop stopped ({reason})") if reason else None
-            if stopped is not None:
-                update["messages"].append(stopped)
-            elif not reason:
-                update["notice"] = not_final_note(revised, run.limit("score_threshold"), self._action_key)
-        return update
+        return self.rules().revised(state, reply, run)
+
+    def rules(self) -> ReflexionRules:
+        """What decides this agent's runs (`graphs.reflexion_parts.ReflexionRules`), with its hooks:
+        its stop reason, what makes two actions the same, the action a revision proposes."""
+        if self._rules is None:
+            self._rules = ReflexionRules(
+                settings=self.settings.model_dump(),
+                result_type=self.result_type,
+                checks_its_actions=self.checks_its_actions,
+                stop_rules=self.stop_rules,
+                key=self._action_key,
+                action_of=self._action_of,
+                stop_reason=self._stop_reason,
+            )
+        return self._rules
+
+    def parts(self) -> LoopParts:
+        """The loop's parts: the Reflexion rules, with this agent's hooks handed over as functions."""
+        return reflexion_parts(
+            self.rules(),
+            name=self.graph_name,
+            state_schema=self.state_schema,
+            context_schema=self.context_schema,
+            input_schema=self.input_schema,
+            output_schema=self.graph_output_schema,
+            responder=self._responder,
+            responder_ready=self._responder_ready,
+            run_tool=self._run_tool,
+            tool_ready=self._tool_ready,
+            stop_after_tool=self._stop_after_tool,
+            question_message=self._question_message,
+            result_of=self._parse_final_result,
+            result_blocks=not built_in_hooks(self, "_parse_final_result"),
+            route_after_revise=self._should_continue,
+            revised=self._revised,
+        )
 
     # -- running ----------------------------------------------------------------------
 

@@ -26,8 +26,8 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
-from reflexion_agents.graphs.loop_parts import Turn
-from reflexion_agents.graphs.loop_target import LoopTarget, compiled_loop
+from reflexion_agents.graphs.loop_parts import LoopParts, Turn
+from reflexion_agents.graphs.loop_target import LoopTarget, compiled_loop, parts_of
 from reflexion_agents.graphs.runner import ResumeOptions, Runner
 from reflexion_agents.nodes.checkpoints import resolve_checkpointer
 from reflexion_agents.nodes.common.responder import Responder, ResponderReply
@@ -151,7 +151,11 @@ class AgentLoop(ABC, Generic[ResultT]):
 
     def own_settings(self) -> RunSettings:
         """The settings of a hook called outside a run: the agent's own, no context."""
-        return own_settings(self.context_schema, self._limits)
+        return own_settings(self.context_schema, self.parts().limits)
+
+    def parts(self) -> LoopParts:
+        """The loop's parts (`graphs.loop_parts.LoopParts`): this agent's hooks, handed over as functions."""
+        return parts_of(self)
 
     def _limits(self, context: Any, recorded: Mapping[str, Any]) -> dict[str, Any]:
         """The limits in force in a run with `context`, which recorded `recorded` when it started ({}

@@ -57,7 +57,7 @@ def parts_of(agent: AgentLoop[Any]) -> LoopParts:
 
 def compiled_loop(agent: AgentLoop[Any]) -> CompiledStateGraph[Any, Any, Any, Any]:
     """The agent's state machine: its parts, built into a graph (`graphs.loop_nodes.build_loop_graph`)."""
-    return build_loop_graph(parts_of(agent), agent.checkpointer)
+    return build_loop_graph(agent.parts(), agent.checkpointer)
 
 
 def recursion_limit(agent: AgentLoop[Any], steps: int | None = None) -> int:

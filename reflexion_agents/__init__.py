@@ -18,13 +18,13 @@ from reflexion_agents.nodes.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from reflexion_agents.graphs.builders import (
         build_extraction_graph,
-        build_kg_query_graph,
         build_react_graph,
         build_text2cypher_graph,
         build_wikipedia_react_graph,
     )
     from reflexion_agents.graphs.engine import ReflexionAgent, ResponderWithRetries
     from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+    from reflexion_agents.graphs.kg_query_graph import build_kg_query_graph
     from reflexion_agents.graphs.react_agent import ReActAgent
     from reflexion_agents.graphs.structured_output_agent import StructuredOutputReflectionAgent
     from reflexion_agents.graphs.text2cypher_flow import Text2CypherFlow
@@ -74,12 +74,12 @@ _SOURCES = {
         name: "reflexion_agents.graphs.builders"
         for name in (
             "build_extraction_graph",
-            "build_kg_query_graph",
             "build_react_graph",
             "build_text2cypher_graph",
             "build_wikipedia_react_graph",
         )
     },
+    "build_kg_query_graph": "reflexion_agents.graphs.kg_query_graph",
 }
 
 
