@@ -115,3 +115,17 @@ def test_the_graph_is_the_agents_own_picture(movies_db):
 
     graph = build_kg_query_graph(ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY)]), movies_db)
     assert set(graph.get_graph().nodes) == {"__start__", *LOOP_NODES, "__end__"}
+
+
+def test_a_thread_the_built_graph_paused_is_resumed_by_biochatters_class(movies_db):
+    """`build_kg_query_graph` needs no class, yet its threads are the agent's: the class resumes one."""
+    from reflexion_agents import KGQueryReflexionAgent
+
+    saver = InMemorySaver()
+    model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, score=9)])
+    graph = build_kg_query_graph(model, movies_db, checkpointer=saver, require_approval=True)
+    paused = graph.invoke(QUESTION, {"configurable": {"thread_id": "built"}})
+    assert paused["__interrupt__"][0].value["query"] == TOM_HANKS_QUERY  # waiting for a reviewer
+    agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, checkpointer=saver)
+    result = agent.resume("built", "approve")
+    assert result.stop_reason == "score_threshold" and ["Cast Away"] in result.tool_result
