@@ -94,12 +94,52 @@ def test_an_edit_runs_the_reviewers_query_and_the_model_is_told(movies_db):
 
 
 @pytest.mark.parametrize(
+    "approval",
+    [
+        {"decisions": [{"type": "approve"}]},  # LangGraph's human-in-the-loop, as agent-chat-ui resumes
+        [{"type": "accept", "args": None}],  # Agent Inbox's earlier response
+        {"type": "approve"},  # a single decision
+    ],
+)
+def test_a_chat_clients_approval_runs_the_query_shown(movies_db, approval):
+    agent, _ = make_agent(movies_db, [draft(TOM_HANKS_QUERY), keep(TOM_HANKS_QUERY, 9)], require_approval=True)
+    paused = agent.execute("Tom Hanks movies?")
+    (request,) = paused.pending_approval["action_requests"]  # what those clients render, with buttons
+    assert request["name"] == "run_cypher" and request["args"] == {"query": TOM_HANKS_QUERY}
+    assert "Tom Hanks movies?" in request["description"]
+    assert paused.pending_approval["review_configs"][0]["allowed_decisions"] == ["approve", "edit", "reject"]
+    done = agent.resume(paused.thread_id, approval)
+    assert done.stop_reason in ("score_threshold", "non_empty_result") and ["Cast Away"] in done.tool_result
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        {"decisions": [{"type": "edit", "edited_action": {"name": "run_cypher", "args": {"query": MATRIX}}}]},
+        [{"type": "edit", "args": {"action": "run_cypher", "args": {"query": MATRIX}}}],  # Agent Inbox's
+    ],
+)
+def test_a_chat_clients_edit_runs_the_reviewers_query(movies_db, edit):
+    agent, model = make_agent(movies_db, [draft(TOM_HANKS_QUERY), keep(MATRIX, 9)], require_approval=True)
+    done = agent.resume(agent.execute("Who directed The Matrix?").thread_id, edit)
+    assert done.answer == MATRIX and ["Lana Wachowski"] in done.tool_result
+    assert "The reviewer replaced the query" in str(model.calls[-1][-1].content)
+
+
+@pytest.mark.parametrize(
     "decision, reason",
     [
         ("reject", "rejected by the reviewer"),
         ({"action": "reject", "reason": "too broad"}, "too broad"),
         ({"action": "ship it"}, "unrecognised approval"),
         ({"action": "edit", "query": " "}, "non-empty 'query'"),
+        # LangGraph's decisions and Agent Inbox's responses, as chat clients send them
+        ({"decisions": [{"type": "reject", "message": "too broad"}]}, "too broad"),
+        ({"decisions": [{"type": "edit", "edited_action": {"name": "run_cypher", "args": {}}}]}, "non-empty 'query'"),
+        ({"decisions": [{"type": "respond", "message": "use MATCH"}]}, "answered instead of approving: use MATCH"),
+        ({"decisions": [{"type": "approve"}, {"type": "approve"}]}, "one decision was expected, got 2"),
+        ([{"type": "ignore", "args": None}], "the reviewer ignored the query"),
+        ({"decisions": [{"type": "ship it"}]}, "unrecognised approval"),
     ],
 )
 def test_a_rejection_or_an_unclear_answer_runs_nothing_and_stops(movies_db, decision, reason):

@@ -175,10 +175,10 @@ def test_a_run_context_limits_the_run_and_approval_pauses_before_the_query(serve
     assert paused["next"] == ["execute_tool"]
     request = paused["tasks"][0]["interrupts"][0]["value"]
     assert request["kind"] == "approve_query" and request["query"] == TOM_HANKS_QUERY
-    # the reviewer writes another query; it runs (read-only) and the run completes
-    client.runs.wait(
-        thread, kg, command={"resume": {"action": "edit", "query": OTHER_QUERY}}
-    )  # the run keeps its context
+    assert request["action_requests"][0]["args"] == {"query": TOM_HANKS_QUERY}  # LangGraph's HITL request
+    # the reviewer writes another query, as a chat client's edit button sends it; it runs (read-only)
+    edit = {"type": "edit", "edited_action": {"name": "run_cypher", "args": {"query": OTHER_QUERY}}}
+    client.runs.wait(thread, kg, command={"resume": {"decisions": [edit]}})  # the run keeps its context
     state = client.threads.get_state(thread)["values"]
     assert state["outcomes"][0]["action"] == OTHER_QUERY and ["Lana Wachowski"] in state["outcomes"][0]["rows"]
     # a write the reviewer "approves" is still refused: approval never turns writes on
@@ -350,6 +350,10 @@ def test_the_javascript_sdk_sees_each_error_by_its_message_and_the_answer_messag
     every_error = [views["waitBadDatabaseUrl"], views["waitUnknownField"], *views["streamMissingProvider"]]
     assert not any("An internal error occurred" in error for error in every_error), views
     assert f"```cypher\n{TOM_HANKS_QUERY}\n```" in views["chat"] and "| Cast Away |" in views["chat"]
+    approval = views["approval"]  # approved as agent-chat-ui approves: {"decisions": [{"type": "approve"}]}
+    assert approval["drawnWithButtons"] and approval["allowed"] == ["approve", "edit", "reject"], approval
+    assert approval["query"] == TOM_HANKS_QUERY and approval["stopReason"] in ("score_threshold", "non_empty_result")
+    assert ["Cast Away"] in approval["rows"], approval
 
 
 def test_a_question_sent_over_a_run_left_paused_is_answered_as_itself(server, movies_db):
