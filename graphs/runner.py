@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any, Generic, Protocol, TypedDict, TypeVar
 
 from langchain_core.messages import BaseMessage
@@ -47,6 +47,9 @@ class ResumeOptions(TypedDict, total=False):
     """How a stored run is continued: its settings, and who hears of its progress."""
 
     context: dict[str, Any] | None  # this run's settings (the target's `context_schema`)
+    #: LangChain's config, passed to the graph: `callbacks`, `tags`, `metadata`, `run_name`,
+    #: `max_concurrency`, `configurable` (its `thread_id` is the run's thread when `thread_id` is not given).
+    config: RunnableConfig | None
     on_step: StepCallback | None
     on_event: EventCallback | None
 
@@ -55,6 +58,18 @@ class RunOptions(ResumeOptions, total=False):
     """How one run is made: its thread, its settings, and who hears of its progress."""
 
     thread_id: str | None  # the checkpointed thread to run in (a new one when unset)
+
+
+def checked_options(options: Mapping[str, Any], allowed: Any = RunOptions) -> None:
+    """Refuse an option a run does not take, naming it, as Python refuses an unknown keyword argument:
+    `thread="t"` or `callbacks=[...]` must not be dropped without a word."""
+    known: frozenset[str] = allowed.__optional_keys__ | allowed.__required_keys__
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(
+            f"unexpected keyword argument{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; a run takes "
+            f"{', '.join(sorted(known))} (callbacks, tags, metadata and run_name go in config=)"
+        )
 
 
 class RunTarget(Protocol[ResultT]):
@@ -105,7 +120,8 @@ class _Run(Generic[ResultT]):
         self.runner, self.on_step = runner, options.get("on_step")
         steps_heard = self.on_step is not None or target.logs_steps()
         self.modes = [STATE, *([STEPS] if steps_heard else []), *([EVENTS] if events else [])]
-        self.config = runner.config(options.get("thread_id"), steps)
+        checked_options(options)
+        self.config = runner.config(options.get("thread_id"), steps, options.get("config"))
         self.context = checked_context(target.context_schema, options.get("context"))
         self.state: dict[str, Any] = inputs if isinstance(inputs, dict) else {}
         self.pending: Any = None
@@ -146,11 +162,19 @@ class Runner(Generic[ResultT]):
     def __init__(self, target: RunTarget[ResultT]) -> None:
         self.target = target
 
-    def config(self, thread_id: str | None = None, steps: int | None = None) -> RunnableConfig:
-        """The run's config: a recursion limit that fits its steps, and its thread when checkpointed."""
-        config: RunnableConfig = {"recursion_limit": self.target.recursion_limit(steps)}
+    def config(
+        self, thread_id: str | None = None, steps: int | None = None, given: RunnableConfig | None = None
+    ) -> RunnableConfig:
+        """The run's config: LangChain's `given` one (callbacks, tags, metadata, run name), a recursion
+        limit that fits its steps (or the given one, if higher), and its thread when checkpointed."""
+        config: RunnableConfig = {**(given or {})}
+        config["recursion_limit"] = max(self.target.recursion_limit(steps), int(config.get("recursion_limit") or 0))
+        configurable = dict(config.get("configurable") or {})
+        thread_id = thread_id or configurable.get("thread_id")
         if self.target.checkpointer is not None:
-            config["configurable"] = {"thread_id": thread_id or uuid.uuid4().hex}
+            configurable["thread_id"] = thread_id or uuid.uuid4().hex
+        if configurable:
+            config["configurable"] = configurable
         return config
 
     def finish(self, state: dict[str, Any], config: RunnableConfig, pending: Any = None) -> ResultT:
@@ -227,9 +251,11 @@ class Runner(Generic[ResultT]):
         or, with `approval` ("approve", {"action": "edit", "query": ...}, "reject"), after a pause.
         A finished run returns its result again without calling the model. The run keeps the limits
         it started with: a `context` may lower them, one that would raise them is refused."""
+        checked_options(options, ResumeOptions)
         inputs, done, steps = self._resume_plan(thread_id, approval)
         return done if done is not None else self.run(inputs, steps, thread_id=thread_id, **options)
 
     async def aresume(self, thread_id: str, approval: Any = None, **options: Unpack[ResumeOptions]) -> ResultT:
+        checked_options(options, ResumeOptions)
         inputs, done, steps = await asyncio.to_thread(self._resume_plan, thread_id, approval)
         return done if done is not None else await self.arun(inputs, steps, thread_id=thread_id, **options)
