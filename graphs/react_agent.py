@@ -18,6 +18,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
+from langchain_core.tools import BaseTool
 
 from reflexion_agents.graphs.action_loop_agent import ActionLoopAgent
 from reflexion_agents.nodes.checkpoints import DURABLE
@@ -61,7 +62,7 @@ class ReActAgent(ActionLoopAgent[ReActResult]):
 
     def __init__(
         self,
-        tools: Sequence[Callable[..., Any] | FunctionTool] = (),
+        tools: Sequence[Callable[..., Any] | BaseTool | FunctionTool] = (),
         conversation_factory: Callable[[], Any] | None = None,
         max_steps: int = REACT_DEFAULTS.max_steps,
         *,
@@ -73,7 +74,7 @@ class ReActAgent(ActionLoopAgent[ReActResult]):
     ) -> None:
         max_steps = checked_settings(ReActSettings, max_steps=max_steps).max_steps
         super().__init__(conversation_factory or chat_model_from_env, max_steps, checkpointer=checkpointer)
-        offered: list[Callable[..., Any] | FunctionTool] = list(tools)
+        offered: list[Callable[..., Any] | BaseTool | FunctionTool] = list(tools)
         if add_llm_as_fallback:
             offered.append(FunctionTool(llm_tool, name=LLM_FALLBACK, description=LLM_FALLBACK_DESCRIPTION))
         offered.append(FunctionTool(finish))

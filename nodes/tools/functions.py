@@ -1,4 +1,5 @@
-"""Tools from plain Python functions: type hints and docstring become the schema the model sees.
+"""Tools from plain Python functions (type hints and docstring become the schema the model sees) or
+LangChain tools (`@tool`, `StructuredTool`, any `BaseTool`, used with their own schema).
 
 LangChain's `StructuredTool` builds the schema and validates (and coerces) the
 arguments; this wrapper adds what a ReAct loop needs: positional arguments mapped
@@ -35,20 +36,46 @@ class ToolArgumentsError(ValueError):
     """The arguments do not fit the tool's parameters."""
 
 
-class FunctionTool:
-    """One plain function offered to the model as a tool."""
+JSON_TYPES = {
+    "integer": "int",
+    "number": "float",
+    "string": "str",
+    "boolean": "bool",
+    "array": "list",
+    "object": "dict",
+}
 
-    def __init__(self, func: Callable[..., Any], *, name: str | None = None, description: str | None = None) -> None:
+
+def schema_signature(tool: BaseTool) -> str:
+    """A LangChain tool's call signature, read from its argument schema: `(a: int, b: int = 2)`."""
+    parts = []
+    for name, spec in tool.args.items():
+        kind = JSON_TYPES.get(str(spec.get("type")), "Any") if isinstance(spec, dict) else "Any"
+        default = f" = {spec['default']!r}" if isinstance(spec, dict) and "default" in spec else ""
+        parts.append(f"{name}: {kind}{default}")
+    return f"({', '.join(parts)})"
+
+
+class FunctionTool:
+    """One tool offered to the model: a plain function, or a LangChain tool (`@tool`, `StructuredTool`,
+    any `BaseTool`) used as it is."""
+
+    def __init__(
+        self, func: Callable[..., Any] | BaseTool, *, name: str | None = None, description: str | None = None
+    ) -> None:
+        if isinstance(func, BaseTool):
+            self._from_langchain(func, name, description)
+            return
         if not callable(func):
-            raise ConfigurationError(f"a tool must be a function, got {type(func).__name__}")
+            raise ConfigurationError(f"a tool must be a function or a LangChain tool, got {type(func).__name__}")
         if inspect.iscoroutinefunction(func):
             raise ConfigurationError(f"tool {func.__name__!r} is async; pass a plain (sync) function")
-        self.func = func
         self.name = name or func.__name__
         try:
-            self.signature = inspect.signature(func, eval_str=True)
+            signature = inspect.signature(func, eval_str=True)
         except (NameError, TypeError):  # a hint that cannot be resolved: show it as written
-            self.signature = inspect.signature(func)
+            signature = inspect.signature(func)
+        self.signature = str(signature)
         if description or not inspect.getdoc(func):
             # Without a docstring, the signature is the best description there is.
             self.tool: BaseTool = StructuredTool.from_function(
@@ -60,8 +87,21 @@ class FunctionTool:
             )
         self.description = " ".join(self.tool.description.split())
         self.parameters = [
-            p for p in self.signature.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            p.name for p in signature.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
         ]
+
+    def _from_langchain(self, tool: BaseTool, name: str | None, description: str | None) -> None:
+        """A LangChain tool: its name, description and argument schema are the model's to see, and its own
+        `invoke` runs it (its `handle_tool_error` applies). One that only runs async is refused: the tool
+        step runs sync in a worker thread."""
+        if isinstance(tool, StructuredTool) and tool.func is None:
+            raise ConfigurationError(f"tool {tool.name!r} has only an async body; give it a sync one too")
+        if name and name != tool.name:
+            tool = tool.model_copy(update={"name": name})
+        self.tool, self.name = tool, tool.name
+        self.description = " ".join((description or tool.description or tool.name).split())
+        self.signature = schema_signature(tool)
+        self.parameters = list(tool.args)
 
     def describe(self) -> str:
         """How the tool is listed in a text prompt: its call signature and what it does."""
@@ -69,7 +109,7 @@ class FunctionTool:
 
     def arguments(self, positional: Sequence[Any], named: dict[str, Any]) -> dict[str, Any]:
         """Positional and named arguments as one mapping of parameter names."""
-        names = [p.name for p in self.parameters]
+        names = self.parameters
         if len(positional) > len(names):
             raise ToolArgumentsError(
                 f"{self.name} takes {len(names)} arguments ({', '.join(names)}), got {len(positional)} positional"
@@ -87,11 +127,13 @@ class FunctionTool:
         return args
 
     def run(self, args: dict[str, Any]) -> Any:
-        """Validate `args` against the schema and call the function; its exceptions propagate."""
-        return self.tool.invoke(args)
+        """Validate `args` against the schema and call the tool; its exceptions propagate. A LangChain
+        tool's `ToolMessage` or content-and-artifact reply gives its content."""
+        result = self.tool.invoke(args)
+        return getattr(result, "content", result)
 
 
-def function_tools(tools: Sequence[Callable[..., Any] | FunctionTool]) -> dict[str, FunctionTool]:
+def function_tools(tools: Sequence[Callable[..., Any] | BaseTool | FunctionTool]) -> dict[str, FunctionTool]:
     """The tools by name; two tools with one name are a configuration error."""
     by_name: dict[str, FunctionTool] = {}
     for tool in tools:

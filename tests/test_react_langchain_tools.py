@@ -1,0 +1,89 @@
+"""ReActAgent takes LangChain tools as LangChain users write them (`@tool`, `StructuredTool`, a
+`BaseTool` subclass) beside plain functions; the model sees each tool's own name, description and
+schema, through the real `langchain-openai` client, and a tool's error is an observation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
+from pydantic import BaseModel, Field
+
+from reflexion_agents import ReActAgent
+from reflexion_agents.nodes.models import ScriptedChatModel, tool_reply
+from reflexion_agents.schemas.errors import ConfigurationError
+from tests.openai_stub import OpenAIStub, multiply_then_finish
+
+
+@tool
+def multiply(a: int, b: int) -> int:
+    """Multiply two integers."""
+    return a * b
+
+
+class AddArgs(BaseModel):
+    a: int = Field(description="the first number")
+    b: int = Field(description="the second number")
+
+
+class Add(BaseTool):
+    """A tool written as a class, as LangChain's docs show."""
+
+    name: str = "add"
+    description: str = "Add two integers."
+    args_schema: type[BaseModel] = AddArgs
+
+    def _run(self, a: int, b: int, **kwargs: Any) -> int:
+        return a + b
+
+
+def _divide(a: float, b: float) -> float:
+    if b == 0:
+        raise ToolException("cannot divide by zero; divide by something else")
+    return a / b
+
+
+divide = StructuredTool.from_function(_divide, name="divide", description="Divide a by b.")
+
+
+def test_the_model_sees_a_langchain_tools_own_schema_through_the_openai_client():
+    from langchain_openai import ChatOpenAI
+
+    with OpenAIStub(multiply_then_finish(6, 7)) as stub:
+        model = ChatOpenAI(model="local", base_url=stub.base_url, api_key="not-needed", max_retries=0)
+        result = ReActAgent([multiply, Add(), divide], lambda: model, checkpointer=None).execute("6*7?")
+    assert result.answer == "42" and result.stop_reason == "finished"
+    offered = {t["function"]["name"]: t["function"] for t in stub.requests[0]["tools"]}
+    assert set(offered) == {"multiply", "add", "divide", "finish"}
+    assert offered["add"]["description"] == "Add two integers."
+    assert offered["add"]["parameters"]["properties"]["a"]["description"] == "the first number"
+
+
+def test_a_tool_error_is_an_observation_and_the_loop_goes_on():
+    model = ScriptedChatModel(
+        replies=[
+            tool_reply("divide", {"a": 1, "b": 0}),
+            tool_reply("add", {"a": 2, "b": 3}),
+            tool_reply("finish", {"answer": "5"}),
+        ]
+    )
+    result = ReActAgent([divide, Add()], lambda: model, checkpointer=None).execute("1/0, then 2+3?")
+    assert result.answer == "5" and result.stop_reason == "finished"
+    told = str(model.calls[1][-1].content)
+    assert "cannot divide by zero" in told  # the model read the tool's own error
+
+
+def test_a_model_without_tool_calling_is_shown_the_tools_signature_from_its_schema():
+    agent = ReActAgent([Add(), multiply], ScriptedChatModel, native_tool_calls=False, checkpointer=None)
+    assert "add(a: int, b: int)\nAdd two integers." in agent.system_prompt
+    assert "multiply(a: int, b: int)" in agent.system_prompt
+
+
+def test_a_tool_with_only_an_async_body_is_refused_by_name():
+    async def slow(x: int) -> int:
+        return x
+
+    only_async = StructuredTool.from_function(coroutine=slow, name="slow", description="Wait.")
+    with pytest.raises(ConfigurationError, match="'slow' has only an async body"):
+        ReActAgent([only_async], ScriptedChatModel)
