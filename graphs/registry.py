@@ -182,7 +182,8 @@ def langgraph_graphs() -> dict[str, str]:
 
 def write_langgraph_json(path: Path = LANGGRAPH_JSON) -> None:
     """Rewrite the `graphs` of `langgraph.json` from the registry; its other settings stay."""
-    config = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"dependencies": ["."]}
+    # a new one reads `.env` where the server starts, as the project's own does
+    config = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"dependencies": ["."], "env": ".env"}
     config["graphs"] = langgraph_graphs()
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 

@@ -77,9 +77,12 @@ def server(falkordb_server, movies_db, tmp_path_factory) -> Iterator[tuple[str, 
             "REFLEXION_DATA_DIR": str(tmp_path_factory.mktemp("server-data")),
         }
         log = (tmp_path_factory.mktemp("server-log") / "server.log").open("w")
+        cwd = tmp_path_factory.mktemp("server-cwd")
+        # a user's .env where the server starts: langgraph.json has the server read it
+        (cwd / ".env").write_text("REFLEXION_MODEL=openai:named-in-dotenv\n")
         process = subprocess.Popen(
             [sys.executable, "-m", "reflexion_agents.graphs.cli", "serve", "--port", str(port)],
-            cwd=tmp_path_factory.mktemp("server-cwd"),
+            cwd=cwd,
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -128,6 +131,15 @@ def test_every_registered_graph_is_served_with_input_output_and_context_schemas(
         flow["output_schema"]["properties"]
     )
     assert {"max_llm_calls", "database_url"} <= set(flow["context_schema"]["properties"])
+
+
+def test_the_server_reads_the_env_file_where_it_starts(server):
+    url, stub = server
+    client = get_sync_client(url=url)
+    thread, before = client.threads.create()["thread_id"], len(stub.requests)
+    client.runs.wait(thread, assistant(client, "kg_reflexion"), input={"messages": [{"role": "user", "content": "Hi"}]})
+    asked = stub.requests[before:]
+    assert asked and {r["model"] for r in asked} == {"named-in-dotenv"}  # REFLEXION_MODEL from .env
 
 
 def test_the_kg_agent_runs_streams_keeps_state_and_continues_a_thread(server, movies_db):
