@@ -110,6 +110,7 @@ class ReflexionState(TypedDict, total=False):
     query: str | None
     columns: list[str] | None
     rows: list[list[Any]] | None
+    thread_id: str | None  # the run's thread, as a client continues it
 
 
 class ReflexionInput(TypedDict, total=False):
@@ -129,6 +130,7 @@ class ReflexionOutput(TypedDict, total=False):
     query: str | None
     columns: list[str] | None
     rows: list[list[Any]] | None
+    thread_id: str | None  # the run's thread, as a client continues it
     messages: Annotated[list[AnyMessage], add_messages]
     question: str
     stop_reason: str | None
@@ -161,6 +163,13 @@ class ReflexionAgentResult(RunResult):
     def answered(self) -> bool:
         """An action ran and gave a result (possibly empty rows); False when nothing usable ran."""
         return self.tool_result is not None
+
+    restated_fields: ClassVar[tuple[str, ...]] = ("tool_result",)
+
+    @property
+    def rows(self) -> list[Any] | None:
+        """The answer's rows (`tool_result`, biochatter's name), None when its query failed or none ran."""
+        return self.tool_result
 
     @property
     def query(self) -> str | None:

@@ -3,9 +3,11 @@ the evaluation read, whichever agent or flow made the result."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, Field
+
+from reflexion_agents.schemas.reply_text import stop_words
 
 
 class RunResult(BaseModel):
@@ -34,6 +36,38 @@ class RunResult(BaseModel):
         """The answer as a chat shows it: the text of the `AIMessage` every run ends with (each result
         type says it; `schemas.reply_text` has the shared pieces)."""
         raise NotImplementedError(f"{type(self).__name__} has no reply text")
+
+    def output(self) -> dict[str, Any]:
+        """The answer as every client reads it, the same fields with the same meaning for every agent and
+        flow, and those of the server's graph output: `answer` (the answer in words: the text of
+        `reply_text`, or a flow's summary), `query`, `columns` and `rows` (what it rests on; None where no
+        query ran), `stop_reason`, `thread_id`, and `pending_approval` for a paused run."""
+        try:
+            fields = {"answer": self.reply_text(), **self.reply_fields()}
+        except NotImplementedError:
+            fields = {
+                "answer": f"Stopped: {stop_words(self.stop_reason)}.",
+                "query": None,
+                "columns": None,
+                "rows": None,
+            }
+        return {
+            **fields,
+            "stop_reason": self.stop_reason,
+            "thread_id": self.thread_id,
+            "pending_approval": self.pending_approval,
+        }
+
+    def json_view(self) -> dict[str, Any]:
+        """What `--json` prints: `output()`, then the result's other fields (steps, usage, outcomes, ...),
+        leaving out those `output()` says again under its own name."""
+        said = self.output()
+        rest = self.model_dump(mode="json", exclude=set(said) | set(self.restated_fields))
+        return {**said, **rest}
+
+    #: Fields of a result type that `output()` says under another name (the KG agent's `tool_result` is
+    #: its `rows`, a flow's `cypher` its `query`).
+    restated_fields: ClassVar[tuple[str, ...]] = ()
 
     def reply_fields(self) -> dict[str, Any]:
         """The output fields a client reads at the top level, beside `answer` (the answer in words, the

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -144,6 +144,7 @@ class Text2CypherState(TypedDict, total=False):
     query: str | None
     columns: list[str] | None
     rows: list[list[Any]] | None
+    thread_id: str | None  # the run's thread, as a client continues it
     # the iterative planner
     round: int
     pending: list[str]  # sub-questions the next round fetches
@@ -166,6 +167,7 @@ class Text2CypherOutput(TypedDict, total=False):
     query: str | None
     columns: list[str] | None
     rows: list[list[Any]] | None
+    thread_id: str | None  # the run's thread, as a client continues it
     messages: Annotated[list[AnyMessage], add_messages]
     question: str
     stop_reason: FlowStopReason | None
@@ -209,6 +211,8 @@ class Text2CypherResult(RunResult):
         if self.stop_reason == "refused":
             return said
         return f"{said}\n\nStopped: {stop_words(self.stop_reason)}."
+
+    restated_fields: ClassVar[tuple[str, ...]] = ("cypher",)
 
     def reply_fields(self) -> dict[str, Any]:
         """The summary is the answer (None when there is none); the message says why there is none."""

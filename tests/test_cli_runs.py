@@ -39,11 +39,12 @@ def test_ask_with_approve_pauses_and_resume_runs_the_edited_query(stub, capsys, 
     assert paused["pending_approval"]["query"] == TOM_HANKS_QUERY
     code = main(["--data-dir", data_dir, "resume", thread, "--decision", "edit", "--query", MATRIX, "--json"])
     done = json.loads(capsys.readouterr().out)
-    assert code == 0 and done["answer"] == MATRIX and ["Lana Wachowski"] in done["tool_result"]
+    assert code == 0 and done["query"] == MATRIX and ["Lana Wachowski"] in done["rows"]
+    assert "Lana Wachowski" in done["answer"]  # the answer in words: the query, its rows and why it stopped
     # the thread is finished: resuming it again returns the same result without a model call
     calls = len(stub.requests)
     assert main(["--data-dir", data_dir, "resume", thread, "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["answer"] == MATRIX and len(stub.requests) == calls
+    assert json.loads(capsys.readouterr().out)["query"] == MATRIX and len(stub.requests) == calls
 
 
 def test_ask_with_approve_asks_at_the_terminal(stub, capsys, monkeypatch, data_dir):

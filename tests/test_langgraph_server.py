@@ -220,9 +220,10 @@ def test_the_react_agent_answers_through_the_server_with_a_per_run_step_limit(se
     output = client.runs.wait(thread, react, input={"messages": [{"role": "user", "content": "What is 6 times 7?"}]})
     assert output["stop_reason"] == "finished" and output["outcomes"][-1]["content"] == "42"
     assert output["answer"] == "42" and output["messages"][-1] == {**output["messages"][-1], "type": "ai"}
+    assert output["thread_id"] == thread  # the answer's contract: which thread to continue
     assert set(output) <= {
         *("messages", "question", "stop_reason", "steps", "outcomes", "last_score", "usage", "error"),
-        *("answer", "query", "columns", "rows"),
+        *("answer", "query", "columns", "rows", "thread_id"),
     }
     # a run limited to one model turn by its context stops there, with the best answer so far
     client.runs.wait(

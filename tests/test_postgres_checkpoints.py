@@ -179,7 +179,7 @@ def here(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
 
 def summary(result: dict[str, Any]) -> tuple[Any, ...]:
     actions = [o["action"] for o in result["outcomes"]]
-    return result["answer"], result["stop_reason"], result["tool_result"], actions
+    return result["query"], result["stop_reason"], result["rows"], actions
 
 
 # --- agents in this process: a scripted model whose replies depend on the run's own question
@@ -257,7 +257,7 @@ def test_a_run_killed_mid_run_resumes_to_the_result_of_an_uninterrupted_run(
     resumed = here(capsys, "--data-dir", data_dir, "resume", thread)  # another process: this one
     assert model_server.called()[2:] == ["ReviseQuery", "ReviseQuery"]  # the draft was not redone
     whole = here(capsys, "--data-dir", data_dir, "ask", QUESTION, "--thread", f"{thread}-whole")
-    assert summary(resumed) == summary(whole) and ["Cast Away"] in resumed["tool_result"]
+    assert summary(resumed) == summary(whole) and ["Cast Away"] in resumed["rows"]
     assert [o["action"] for o in resumed["outcomes"]] == [EMPTY_QUERY, TOM_HANKS_QUERY]
 
 
@@ -270,15 +270,15 @@ def test_two_processes_continue_each_others_thread(
     data_dir, thread = str(falkordb_server.data_dir), f"shared-{uuid.uuid4().hex[:8]}"
     # process A: the run pauses before its first query
     _, paused = finished(cli(cli_env, data_dir, "ask", QUESTION, "--approve", "--json", "--thread", thread))
-    assert paused["stop_reason"] == "awaiting_approval" and paused["tool_result"] is None
+    assert paused["stop_reason"] == "awaiting_approval" and paused["rows"] is None
     assert (paused["pending_approval"]["query"], paused["pending_approval"]["step"]) == (EMPTY_QUERY, 1)
     # process B (this one) approves it: A's query runs here, and the revised query waits in turn
     second = here(capsys, "--data-dir", data_dir, "resume", thread, "--decision", "approve")
-    assert second["stop_reason"] == "awaiting_approval" and second["tool_result"] == []
+    assert second["stop_reason"] == "awaiting_approval" and second["rows"] == []
     assert (second["pending_approval"]["query"], second["pending_approval"]["step"]) == (TOM_HANKS_QUERY, 2)
     # a new process A approves B's pause and finishes the run
     code, done = finished(cli(cli_env, data_dir, "resume", thread, "--decision", "approve", "--json"))
-    assert code == 0 and ["Cast Away"] in done["tool_result"]
+    assert code == 0 and ["Cast Away"] in done["rows"]
     assert [o["action"] for o in done["outcomes"]] == [EMPTY_QUERY, TOM_HANKS_QUERY]
     # B sees A's finished run: the same result, without a model call
     assert summary(here(capsys, "--data-dir", data_dir, "resume", thread)) == summary(done)

@@ -54,7 +54,7 @@ def cmd_react(args: argparse.Namespace, out: Console) -> int:
             progress.now("running the action" if node != "execute_tool" else "the model chooses the next action")
 
         result = agent.execute(args.question, on_step=step)
-    return _finish(result, result.model_dump(mode="json"), args, out)
+    return _finish(result, result.json_view(), args, out)
 
 
 def _schema_class(spec: str) -> Any:
@@ -71,8 +71,4 @@ def cmd_extract(args: argparse.Namespace, out: Console) -> int:
     model = chat_model_from_env(args.model)
     agent = StructuredOutputReflectionAgent(_schema_class(args.schema), lambda: model, max_retries=args.max_retries)
     result = agent.extract(args.passage)
-    payload = {
-        **result.model_dump(mode="json"),
-        "value": result.value.model_dump(mode="json") if result.value else None,
-    }
-    return _finish(result, payload, args, out)
+    return _finish(result, result.json_view(), args, out)

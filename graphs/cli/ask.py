@@ -181,7 +181,7 @@ def _run(runner: Runner[Any], args: argparse.Namespace, progress: LiveProgress, 
 def report(result: RunResult, args: argparse.Namespace, out: Console) -> int:
     code = exit_code(result)
     if args.json:
-        print(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, default=str))
+        print(json.dumps(result.json_view(), ensure_ascii=False, default=str))
     else:
         out.print("\n" + result.summary(), highlight=False, markup=False)
     if not args.json and result.pending_approval is not None:
