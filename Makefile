@@ -50,9 +50,9 @@ lint: $(STAMP)
 run: $(STAMP)
 	$(PY) -m reflexion_agents.graphs.main $(if $(value QUESTION),'$(subst ','\'',$(value QUESTION))')
 
-## Serve every registered graph (graphs/registry.py) with LangGraph's server, offline: make serve [PORT=2024]
+## Serve every registered graph (graphs/registry.py) with LangGraph's server, offline: make serve [PORT=2024] [JOBS=64]
 serve: $(STAMP)
-	$(VENV)/bin/reflexion serve --port $(or $(PORT),2024)
+	$(VENV)/bin/reflexion serve --port $(or $(PORT),2024) $(if $(JOBS),--jobs $(JOBS))
 
 clean:
 	rm -rf $(VENV) .pytest_cache *.egg-info

@@ -8,6 +8,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
+class _ManyClients(ThreadingHTTPServer):
+    """Connections waiting to be accepted: the standard library's 5 refuses a burst of concurrent
+    clients (50 runs calling a stub model at once) before the server's threads take them."""
+
+    request_queue_size = 256
+
+
 class LoopbackServer:
     """`with Server() as s:` serves at `s.address`; a subclass answers in `handle(request, body)`,
     where `body` is the decoded JSON of a POST and None for a GET."""
@@ -25,7 +32,7 @@ class LoopbackServer:
             def do_POST(self) -> None:
                 server.handle(self, json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0)))))
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _ManyClients(("127.0.0.1", 0), Handler)
         self.address = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

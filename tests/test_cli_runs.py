@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reflexion_agents.graphs.cli import main
-from reflexion_agents.graphs.cli.serve import offline_environment, serve_command
+from reflexion_agents.graphs.cli.serve import DEFAULT_JOBS, offline_environment, serve_command
 from reflexion_agents.nodes.graphdb import FalkorDBGraph
 from tests.helpers import TOM_HANKS_QUERY, flow_replies
 from tests.openai_stub import OpenAIStub
@@ -136,6 +136,15 @@ def test_serve_runs_langgraph_dev_offline_and_keeps_what_the_user_set():
     assert command[command.index("--port") + 1] == "8123" and command[command.index("--config") + 1].endswith(
         "langgraph.json"
     )
+    assert command[command.index("--n-jobs-per-worker") + 1] == str(DEFAULT_JOBS)  # not LangGraph's 10
+    assert serve_command(jobs=80)[serve_command(jobs=80).index("--n-jobs-per-worker") + 1] == "80"
+
+
+@pytest.mark.parametrize("jobs, said", [("0", "must be 1 or more, got 0"), ("many", "'many' is not a whole number")])
+def test_serve_refuses_a_job_count_that_is_not_one_or_more(capsys, jobs, said):
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--jobs", jobs])
+    assert exited.value.code == 2 and said in capsys.readouterr().err
 
 
 def test_an_installed_package_without_the_repository_serves_the_registry(monkeypatch, tmp_path):

@@ -44,7 +44,7 @@ from reflexion_agents.graphs.cli.exit_codes import (
     EXIT_INTERRUPTED,
     MEANINGS,
 )
-from reflexion_agents.graphs.cli.serve import DEFAULT_HOST, DEFAULT_PORT
+from reflexion_agents.graphs.cli.serve import DEFAULT_HOST, DEFAULT_JOBS, DEFAULT_PORT
 from reflexion_agents.nodes.evaluation.faults import FAULTS
 from reflexion_agents.schemas.constants import (
     AGENT_MAX_STEPS,
@@ -94,7 +94,7 @@ def cmd_serve(args: argparse.Namespace, out: Console) -> int:
 
     refuse_busy_port(args.host, args.port)  # before saying where it serves
     out.print(f"Serving {len(registry.names())} graphs on http://{args.host}:{args.port} (Ctrl-C stops)")
-    serve(args.host, args.port, args.reload)
+    serve(args.host, args.port, args.reload, args.jobs)
     return EXIT_ANSWERED  # pragma: no cover - serve() replaces the process
 
 
@@ -321,11 +321,28 @@ def _add_agent_commands(commands: Any) -> None:
     extract.set_defaults(run=LazyCommand("agents", "cmd_extract"))
 
 
+def positive_int(text: str) -> int:
+    """A count of one or more, refused by argparse (exit 2, with usage) otherwise."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
 def _add_serve_command(commands: Any) -> None:
     serve = commands.add_parser("serve", help="serve every registered graph with LangGraph's server (offline)")
     serve.add_argument("--host", default=DEFAULT_HOST, help=f"the address to listen on (default {DEFAULT_HOST})")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"the port to listen on (default {DEFAULT_PORT})")
     serve.add_argument("--reload", action="store_true", help="restart when the code changes")
+    serve.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=DEFAULT_JOBS,
+        help=f"runs served at once; more wait in line (default {DEFAULT_JOBS})",
+    )
     serve.set_defaults(run=cmd_serve)
 
 
