@@ -12,6 +12,7 @@ error (no model key, a missing provider package), 3 database unavailable.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any
 
@@ -49,12 +50,15 @@ def print_step(step: int, node: str, message: BaseMessage | None, update: dict[s
             print(f"[execute {step}] error ({outcome.error_type}): {outcome.error}", flush=True)
         else:
             more = "+" if outcome.truncated else ""
+            rows = json.dumps(outcome.rows[:3], ensure_ascii=False, default=str)  # as the summary shows rows
             print(
-                f"[execute {step}] {len(outcome.rows)}{more} row(s) {outcome.columns}: {outcome.rows[:3]}", flush=True
+                f"[execute {step}] {len(outcome.rows)}{more} row(s) of {', '.join(outcome.columns)}: {rows}", flush=True
             )
     elif node == "revise" and isinstance(message, AIMessage):
         args = message.tool_calls[0]["args"]
-        print(f"[revise {step}] score: {args.get('score')!r}; next query: {args.get('revised_query')}", flush=True)
+        score = args.get("score")
+        said = "no score" if score in (None, "") else f"score {score}"
+        print(f"[revise {step}] {said}; next query: {args.get('revised_query')}", flush=True)
         if update.get("notice"):
             print(f"[revise {step}] {update['notice']}", flush=True)
     elif node in ("draft", "revise") and update.get("stop_reason") == "model_error":

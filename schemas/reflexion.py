@@ -195,7 +195,8 @@ class ReflexionAgentResult(RunResult):
 
     def summary(self) -> str:
         lines = [
-            f"Stopped: {self.stop_reason} after {self.steps} step(s); score {self.score}; "
+            f"Stopped: {self.stop_reason} after {self.steps} step(s); "
+            f"{'no score' if self.score is None else f'score {self.score:g}'}; "
             f"{self.usage.llm_calls} model call(s), {self.usage.total_tokens} tokens."
         ]
         if self.answer is None:
@@ -204,7 +205,7 @@ class ReflexionAgentResult(RunResult):
         if self.tool_result is None:
             return "\n".join([*lines, f"It failed: {self.error}"])
         more = "+, truncated" if self.truncated else ""
-        lines.append(f"Rows ({len(self.tool_result)}{more}), columns {self.columns}:")
+        lines.append(f"Rows ({len(self.tool_result)}{more}), columns {', '.join(self.columns)}:")
         lines += ["  " + json.dumps(row, ensure_ascii=False, default=str) for row in self.tool_result[:ROWS_SHOWN]]
         if len(self.tool_result) > ROWS_SHOWN:
             lines.append(f"  ... {len(self.tool_result) - ROWS_SHOWN} more")

@@ -26,6 +26,8 @@ from reflexion_agents.graphs.cli.exit_codes import (
     EXIT_INTERRUPTED,
     EXIT_NO_ANSWER,
 )
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.nodes.models import ScriptedChatModel
 from reflexion_agents.schemas.errors import ConfigurationError
 from tests.helpers import TOM_HANKS_QUERY, draft, make_agent
 
@@ -82,15 +84,37 @@ def test_ask_and_eval_name_the_agent_or_flow_choice_alike():
 
 
 @pytest.mark.parametrize("given", [[], ["--thread", "my-thread"]])
-def test_an_interrupted_ask_says_which_thread_to_resume(monkeypatch, capsys, given):
+def test_an_ask_interrupted_before_anything_was_saved_promises_no_resume(monkeypatch, capsys, tmp_path, given):
+    monkeypatch.setenv("REFLEXION_CHECKPOINTS", str(tmp_path / "threads.sqlite"))
+
     def interrupted(args):
         raise KeyboardInterrupt
 
     monkeypatch.setattr("reflexion_agents.graphs.cli.ask.runner", interrupted)
     assert main(["ask", "Who directed The Matrix?", *given]) == EXIT_INTERRUPTED
     said = capsys.readouterr().err
-    thread = given[1] if given else re.search(r"reflexion resume ([0-9a-f]{32})`", said).group(1)
-    assert f"resume it with `reflexion resume {thread}`" in said
+    assert "stopped before anything was saved: ask again" in said and "reflexion resume" not in said
+
+
+@pytest.mark.integration
+def test_an_ask_interrupted_after_a_saved_step_says_which_thread_to_resume(monkeypatch, capsys, tmp_path, movies_db):
+    """Ctrl-C while the model writes its revision: the draft and the query's result are saved."""
+    monkeypatch.setenv("REFLEXION_CHECKPOINTS", str(tmp_path / "threads.sqlite"))
+
+    def ctrl_c(messages):
+        raise KeyboardInterrupt
+
+    model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), ctrl_c])
+    agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db)  # durable threads
+    monkeypatch.setattr("reflexion_agents.graphs.cli.ask.runner", lambda args: agent.runner)
+    assert main(["ask", "Which movies did Tom Hanks act in?", "--thread", "cut-short"]) == EXIT_INTERRUPTED
+    assert "resume it with `reflexion resume cut-short`" in capsys.readouterr().err
+
+
+def test_a_bare_command_prints_the_help(capsys):
+    assert main([]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith("usage: reflexion") and "ask" in shown and "exit codes:" in shown
 
 
 def test_a_paused_run_resumed_without_a_decision_names_the_command_lines_flag(movies_db):
@@ -173,3 +197,22 @@ def test_the_schema_config_the_readme_passes_to_biochatters_prompt_engine_ships_
     assert paths or names
     assert all((ROOT / path).is_file() for path in paths)
     assert all(f"import {name}" in readme and getattr(demo_data, name).is_file() for name in names)
+
+
+@pytest.mark.integration
+def test_graph_under_a_neo4j_environment_is_that_neo4j_database_never_the_embedded_demo(monkeypatch, capsys):
+    """`--graph movies` with `$NEO4J_URI` set means the Neo4j database `movies`: a Neo4j that cannot be
+    reached is said, not replaced by the embedded demo graph's answer."""
+    from tests.helpers import closed_port
+    from tests.openai_stub import OpenAIStub
+
+    uri = f"bolt://127.0.0.1:{closed_port()}"
+    monkeypatch.delenv("REFLEXION_DATABASE_URL", raising=False)
+    monkeypatch.setenv("NEO4J_URI", uri)
+    monkeypatch.setenv("NEO4J_PASSWORD", "secret")
+    with OpenAIStub(lambda request: {"text": "never asked"}) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        code = main(["ask", "Which movies did Tom Hanks act in?", "--graph", "movies"])
+    said = capsys.readouterr().out
+    assert code == EXIT_DATABASE and "tool_unavailable" in said and "127.0.0.1" in said  # Neo4j's address
+    assert stub.requests == [] and "Cast Away" not in said

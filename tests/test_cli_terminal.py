@@ -1,10 +1,11 @@
 """`reflexion ask --approve` on a real pseudo-terminal (pexpect): the question is shown and the
-terminal stays still while it waits (no spinner drawn over it), what is typed is taken, and the
-edited query runs."""
+terminal stays still while it waits (no spinner drawn over it), an edit starts from the query shown
+(on the line, to edit in place), and the edited query runs."""
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -31,6 +32,8 @@ def test_the_approval_prompt_shows_and_waits_on_a_terminal(falkordb_server, movi
         child = pexpect.spawn(REFLEXION, argv, env=env, encoding="utf-8", timeout=60, dimensions=(40, 200))
         try:
             child.expect_exact("[a]pprove, [e]dit or [r]eject")
+            asked = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", child.before)  # the text, without colours
+            shown = asked.rsplit("Approve this query?", 1)[1].strip().splitlines()[1].strip()
             child.expect(r"\(a\)(\x1b\[[0-9;]*m)*: ")  # the default, at the end of the prompt line
             try:  # while the question waits, nothing redraws the screen
                 drawn = child.read_nonblocking(size=10_000, timeout=1.0)
@@ -39,6 +42,8 @@ def test_the_approval_prompt_shows_and_waits_on_a_terminal(falkordb_server, movi
             assert drawn == ""
             child.sendline("e")
             child.expect_exact("Query to run instead")
+            child.expect_exact(shown[-20:])  # the query shown is on the line already, to edit in place
+            child.send("\x15")  # Ctrl-U: readline clears the line
             child.sendline(MATRIX)
             child.expect(pexpect.EOF)
         finally:

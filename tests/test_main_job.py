@@ -50,9 +50,10 @@ def test_with_an_openai_compatible_server_it_answers_and_prints_each_step(tmp_pa
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "Loaded the movies graph" in out
-    assert "[draft] query:" in out and "[execute 1] 0 row(s)" in out and "[revise 1] score: '2'" in out
-    assert "[execute 2] 12 row(s)" in out
-    assert "Stopped: score_threshold after 2 step(s)" in out and '"Cast Away"' in out
+    assert "[draft] query:" in out and "[execute 1] 0 row(s)" in out and "[revise 1] score 2;" in out
+    assert '[execute 2] 12 row(s) of title: [["' in out  # rows as JSON, as the summary shows them
+    assert "Stopped: score_threshold after 2 step(s); score 9;" in out and '"Cast Away"' in out
+    assert "None" not in out and "['" not in out  # no Python reprs
     assert {r["model"] for r in stub.requests} == {"local-model"}
     # The data directory keeps the graph: a second run does not load it again.
     with OpenAIStub(kg_model) as stub:
@@ -71,7 +72,7 @@ def test_a_model_that_scores_its_own_revision_gets_the_fix_run_and_printed(tmp_p
         done = run_main({"OPENAI_BASE_URL": stub.base_url, "REFLEXION_DATA_DIR": str(tmp_path)})
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
-    assert "[execute 1] error" in out and "[revise 1] score: '8/10'" in out and "did not end the run" in out
+    assert "[execute 1] error" in out and "[revise 1] score 8/10;" in out and "did not end the run" in out
     assert "[execute 2] 12 row(s)" in out
     assert f"Answer query: {TOM_HANKS_QUERY}" in out and '"Cast Away"' in out and "It failed" not in out
 

@@ -104,8 +104,9 @@ def _run_options(command: argparse.ArgumentParser) -> None:
         "--flow",
         dest="flow",
         choices=["reflexion", *FLOW_NAMES],
-        default="reflexion",
-        help="the Reflexion agent or a text-to-Cypher flow (default reflexion); `eval --agent` takes the same names",
+        default=None,
+        help="the Reflexion agent or a text-to-Cypher flow (default reflexion; `resume`: the one that "
+        "started the thread); `eval --agent` takes the same names",
     )
     command.add_argument(
         "--graph",
@@ -414,7 +415,21 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
+def saved_thread(thread_id: str) -> bool:
+    """Whether a run of `thread_id` is kept, so `reflexion resume` can continue it."""
+    try:
+        from reflexion_agents.nodes.checkpoints import durable_checkpointer
+
+        saver = durable_checkpointer()
+        return saver is not None and saver.get_tuple({"configurable": {"thread_id": thread_id}}) is not None
+    except Exception:  # the store cannot be read: do not promise a resume
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
+    if not (sys.argv[1:] if argv is None else argv):  # a bare `reflexion`: what it can do, not a usage error
+        parser().print_help()
+        return EXIT_ANSWERED
     args = parser().parse_args(argv)
     from rich.console import Console  # after the arguments are read: `--help` and an argument error need no rich
     from rich.markup import escape
@@ -444,5 +459,11 @@ def main(argv: list[str] | None = None) -> int:
         return failed("The database refused it", e, EXIT_CONFIGURATION)
     except KeyboardInterrupt as e:
         thread = getattr(args, "thread", None) or getattr(args, "thread_id", None)
-        resume = f"resume it with `reflexion resume {thread}`." if args.command in ("ask", "resume") else "stopped."
-        return failed("Interrupted", e, EXIT_INTERRUPTED, resume)
+        said = "stopped."
+        if args.command in ("ask", "resume"):
+            said = (
+                f"resume it with `reflexion resume {thread}`."
+                if thread and saved_thread(thread)
+                else "stopped before anything was saved: ask again."
+            )
+        return failed("Interrupted", e, EXIT_INTERRUPTED, said)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -24,7 +25,7 @@ from reflexion_agents.graphs.runner import ResumeOptions, Runner, RunTarget
 from reflexion_agents.graphs.text2cypher_flow import FLOWS, Text2CypherFlow
 from reflexion_agents.nodes.graphdb import connect
 from reflexion_agents.nodes.graphdb.connect import load_demo_if_new, open_database, opened
-from reflexion_agents.nodes.graphdb.locations import DEFAULT_GRAPH, default_connection_args
+from reflexion_agents.nodes.graphdb.locations import DEFAULT_GRAPH, backend_is_embedded, default_connection_args
 from reflexion_agents.nodes.models.resolve import chat_model_from_env
 from reflexion_agents.schemas.errors import ConfigurationError
 from reflexion_agents.schemas.run_result import RunResult
@@ -76,11 +77,15 @@ class LiveProgress:
 
 
 def database(args: argparse.Namespace) -> Any:
-    """`--graph`/`--data-dir` name a graph of the embedded database; without them, the environment's
-    database (`$REFLEXION_DATABASE_URL`, `$REFLEXION_GRAPH`), by default the embedded movies graph."""
-    if args.graph is None and args.data_dir is None:
-        # a peer that is no database: exit 3 with the reason, never a traceback
-        return opened(open_database, default_connection_args())
+    """The environment's database (`$REFLEXION_DATABASE_URL`, else `$NEO4J_URI`, else the embedded
+    one), `--graph` naming a graph on it (a Neo4j database under Neo4j: never a silent switch to the
+    embedded demo); `--data-dir` names the embedded database. Without either, the environment's graph
+    (`$REFLEXION_GRAPH`), by default the embedded movies graph."""
+    if args.data_dir is None:
+        where = default_connection_args(args.graph)
+        if args.graph is None or not backend_is_embedded(where):
+            # a peer that is no database, or one down: exit 3 with the reason, never a traceback
+            return opened(open_database, where)
     where = {"backend": "falkordb", "graph": args.graph or DEFAULT_GRAPH, "data_dir": args.data_dir}
     db = connect(where)
     if load_demo_if_new(db, where) is None:
@@ -111,7 +116,7 @@ def runner(args: argparse.Namespace) -> Runner[Any]:
     """The runner of the agent or flow `--flow` names, on the embedded database. The agent's step
     limit is `--max-steps` (default 30) for a run it starts; a run it resumes keeps the limit it was
     started with (`run_context` below)."""
-    build = ASKABLE[args.flow]
+    build = ASKABLE[args.flow or "reflexion"]
     model = chat_model_from_env(args.model)
     return Runner(build(model, database(args), args.max_steps))
 
@@ -128,6 +133,22 @@ def run_context(args: argparse.Namespace) -> dict[str, Any] | None:
     return context or None
 
 
+def edited(shown: str, console: Console) -> str:
+    """The query to run instead. On a terminal the one shown is already on the line, to edit in place
+    (readline's editing keys; Ctrl-U clears it); elsewhere (a pipe) the line typed is the query."""
+    try:
+        import readline
+    except ImportError:  # no readline (Windows): type the query
+        readline = None  # type: ignore[assignment]
+    if readline is None or not sys.stdin.isatty():
+        return Prompt.ask("Query to run instead", console=console)
+    readline.set_startup_hook(lambda: readline.insert_text(shown))
+    try:
+        return input("Query to run instead (edit it; Ctrl-U clears): ")
+    finally:
+        readline.set_startup_hook()
+
+
 def decide(pending: dict[str, Any], console: Console) -> Any:
     """Ask the person at the terminal what to do with the query a run paused on; the end of the
     input (a closed pipe) rejects it, so nothing runs unapproved."""
@@ -140,7 +161,7 @@ def decide(pending: dict[str, Any], console: Console) -> Any:
         if choice == "e":
             query = ""
             while not query.strip():
-                query = Prompt.ask("Query to run instead", console=console)
+                query = edited(str(pending.get("query") or ""), console)
             return {"action": "edit", "query": query}
         if choice == "a":
             return "approve"
@@ -208,7 +229,24 @@ def cmd_ask(args: argparse.Namespace, out: Console) -> int:
     return report(result, args, out)
 
 
+def stored_thread(args: argparse.Namespace) -> None:
+    """`resume`'s thread as stored: a prefix of one thread's id becomes that id, and with no `--flow`
+    the agent or flow is the one that started the thread (a thread names its graph)."""
+    from reflexion_agents.graphs.cli.threads import resolve_thread, thread_graph
+    from reflexion_agents.nodes.checkpoints import durable_checkpointer
+
+    saver = durable_checkpointer()
+    if saver is None:  # nothing is kept: the runner says so
+        return
+    args.thread_id = resolve_thread(saver, args.thread_id)
+    owner = thread_graph(saver, args.thread_id) or ""
+    if args.flow is None:
+        flow = owner.removeprefix("text2cypher_")
+        args.flow = flow if flow in ASKABLE and flow != owner else "reflexion"
+
+
 def cmd_resume(args: argparse.Namespace, out: Console) -> int:
+    stored_thread(args)
     target = runner(args)
     decision: Any = None
     if args.decision == "edit":

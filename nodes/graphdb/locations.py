@@ -228,11 +228,11 @@ def neo4j_env_args(graph: str | None = None) -> dict[str, Any] | None:
     return connection_args_from_url(uri, graph or os.environ.get("NEO4J_DATABASE", "").strip() or None)
 
 
-def default_connection_args() -> dict[str, Any]:
+def default_connection_args(graph: str | None = None) -> dict[str, Any]:
     """The database the environment names, first set wins: `$REFLEXION_DATABASE_URL`, then
-    `$NEO4J_URI` (with langchain-neo4j's other variables), then the embedded FalkorDB;
-    `$REFLEXION_GRAPH` selects the graph (FalkorDB) or database (Neo4j) on any of them."""
-    graph = os.environ.get(GRAPH_ENV) or None
+    `$NEO4J_URI` (with langchain-neo4j's other variables), then the embedded FalkorDB; `graph`,
+    else `$REFLEXION_GRAPH`, selects the graph (FalkorDB) or database (Neo4j) on any of them."""
+    graph = graph or os.environ.get(GRAPH_ENV) or None
     if os.environ.get(DATABASE_URL_ENV, "").strip():
         return connection_args_from_url(default_database_url(), graph)
     return neo4j_env_args(graph) or connection_args_from_url("embedded", graph)
