@@ -108,6 +108,9 @@ def test_a_chat_clients_approval_runs_the_query_shown(movies_db, approval):
     assert request["name"] == "run_cypher" and request["args"] == {"query": TOM_HANKS_QUERY}
     assert "Tom Hanks movies?" in request["description"]
     assert paused.pending_approval["review_configs"][0]["allowed_decisions"] == ["approve", "edit", "reject"]
+    earlier = paused.pending_approval  # the `HumanInterrupt` earlier chat UIs and Agent Inbox read
+    assert earlier["action_request"] == {"action": "run_cypher", "args": {"query": TOM_HANKS_QUERY}}
+    assert {k for k, allowed in earlier["config"].items() if allowed} == {"allow_accept", "allow_edit", "allow_ignore"}
     done = agent.resume(paused.thread_id, approval)
     assert done.stop_reason in ("score_threshold", "non_empty_result") and ["Cast Away"] in done.tool_result
 

@@ -6,9 +6,13 @@ reject buttons:
 
     {"action_requests": [{"name": "run_cypher", "args": {"query": ...}, "description": ...}],
      "review_configs": [{"action_name": "run_cypher", "allowed_decisions": ["approve", "edit", "reject"]}],
-     "kind": "approve_query", "question": ..., "query": ..., "step": ..., "how": ...}
+     "action_request": {"action": "run_cypher", "args": {"query": ...}},
+     "config": {"allow_accept": true, "allow_edit": true, "allow_ignore": true, "allow_respond": false},
+     "description": ..., "kind": "approve_query", "question": ..., "query": ..., "step": ..., "how": ...}
 
-(the last five fields are what earlier clients of this project read). A person resumes it with
+(`action_request`, `config` and `description` are the earlier `HumanInterrupt`, which
+create-agent-chat-app's templates and Agent Inbox read; the last five are what earlier clients of
+this project read). A person resumes it with
 LangGraph's decisions, as those clients send them:
 
     {"decisions": [{"type": "approve"}]}                                   run the query shown
@@ -72,6 +76,10 @@ def approval_request(question: str, query: str, step: int) -> dict[str, Any]:
     return {
         "action_requests": [{"name": QUERY_ACTION, "args": {"query": query}, "description": description}],
         "review_configs": [{"action_name": QUERY_ACTION, "allowed_decisions": ["approve", "edit", "reject"]}],
+        # the earlier `HumanInterrupt`, which create-agent-chat-app's templates and Agent Inbox still read
+        "action_request": {"action": QUERY_ACTION, "args": {"query": query}},
+        "config": {"allow_accept": True, "allow_edit": True, "allow_ignore": True, "allow_respond": False},
+        "description": description,
         "kind": "approve_query",
         "question": question,
         "query": query,
