@@ -24,11 +24,26 @@ $(JS_CLIENT): tests/js/package.json tests/js/package-lock.json
 			|| echo "npm ci failed: the JavaScript SDK test is skipped (and fails under CI=true)"; \
 	else echo "npm not found: the JavaScript SDK test is skipped"; fi
 
+# agent-chat-ui (create-agent-chat-app's Vite template, pinned in tests/agent_chat_ui/package-lock.json) and
+# Debian's Chromium with its driver, for the test that approves a query from the chat UI in a real browser;
+# installed where npm (and, for Chromium, apt-get as root) are, else that test says why it is skipped.
+CHAT_UI := tests/agent_chat_ui/web/.installed
+
+$(CHAT_UI): tests/agent_chat_ui/package-lock.json tests/agent_chat_ui/install.sh
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null \
+			|| echo "apt-get could not install chromium: the chat UI test is skipped (and fails under CI=true)"; \
+	fi
+	@if command -v npm >/dev/null 2>&1; then \
+		bash tests/agent_chat_ui/install.sh \
+			|| echo "agent-chat-ui did not install: the chat UI test is skipped (and fails under CI=true)"; \
+	else echo "npm not found: the chat UI test is skipped"; fi
+
 # The notebooks run as a user would run them, on an embedded database of their own.
 NOTEBOOK_ENV := REFLEXION_DATA_DIR=$(CURDIR)/.venv/notebook-data REFLEXION_CHECKPOINTS=memory
 
 ## Create the environment, check lint and types, run the whole suite offline, then execute every notebook.
-test: $(STAMP) lint $(JS_CLIENT)
+test: $(STAMP) lint $(JS_CLIENT) $(CHAT_UI)
 	$(PY) -m pytest
 	$(NOTEBOOK_ENV) $(PY) -m pytest --nbmake notebooks -p no:cacheprovider -q
 

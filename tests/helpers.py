@@ -158,6 +158,11 @@ def closed_port() -> int:
         return s.getsockname()[1]
 
 
+def free_port() -> int:
+    """A local port to serve on: free a moment ago."""
+    return closed_port()
+
+
 class PortableGraph:
     """A backend without FalkorDB's sibling graphs (as Neo4j is here): the store ranks on the client."""
 

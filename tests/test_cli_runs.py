@@ -217,7 +217,9 @@ def test_resume_refuses_a_thread_of_another_graph_and_an_edit_without_a_query(st
         == 0
     )
     capsys.readouterr()
-    assert main(["--data-dir", data_dir, "resume", thread]) == 2  # the Reflexion agent's resume
+    assert main(["--data-dir", data_dir, "resume", thread, "--json"]) == 0  # the thread names its flow
+    assert json.loads(capsys.readouterr().out)["query"] == TOM_HANKS_QUERY
+    assert main(["--data-dir", data_dir, "resume", thread, "--flow", "reflexion"]) == 2  # asked for another
     assert "belongs to text2cypher_naive" in capsys.readouterr().err
     assert main(["--data-dir", data_dir, "resume", thread, "--decision", "edit"]) == 2
     assert "--decision edit needs --query" in capsys.readouterr().err

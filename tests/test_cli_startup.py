@@ -75,7 +75,6 @@ def test_each_commands_help_imports_none_of_the_heavy_packages(command):
 @pytest.mark.parametrize(
     "args",
     [
-        [],  # no command
         ["ask"],  # no question
         ["ask", "Who?", "--flow", "nope"],
         ["eval", "--limit", "many"],
@@ -87,6 +86,12 @@ def test_an_argument_error_imports_none_of_the_heavy_packages(args):
     assert done.returncode == 2
     errors = [line for line in done.stderr.splitlines() if not line.startswith("import time:")]
     assert errors[0].startswith("usage: reflexion") and errors[-1].startswith("reflexion")
+    assert sorted(modules.intersection(HEAVY)) == []
+
+
+def test_a_bare_command_prints_its_help_without_the_heavy_packages():
+    done, modules = reflexion()
+    assert done.returncode == 0 and done.stdout.startswith("usage: reflexion") and "exit codes:" in done.stdout
     assert sorted(modules.intersection(HEAVY)) == []
 
 

@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,7 +20,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from reflexion_agents.graphs import registry
-from tests.helpers import TOM_HANKS_QUERY, graph_fingerprint, last_query_shown
+from tests.helpers import TOM_HANKS_QUERY, free_port, graph_fingerprint, last_query_shown
 from tests.openai_stub import OpenAIStub, tool_names
 
 pytestmark = pytest.mark.server  # LangGraph's server and its SDK clients
@@ -56,12 +55,6 @@ def model_reply(request: dict[str, Any]) -> dict[str, Any]:
     if last["role"] == "user":
         return {"tool": "multiply", "args": {"a": 6, "b": 7}}
     return {"tool": "finish", "args": {"answer": last["content"]}}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
