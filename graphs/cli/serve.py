@@ -23,8 +23,9 @@ TRACING_VARIABLES = ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRA
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 2024
 #: Runs the server works on at once. LangGraph's own default (10) made 50 REST clients wait in line
-#: (2.1 runs/s). More is not better on a small machine: on 2 cores, 50 clients got 21-24 runs/s with
-#: 32, 19 with 64 and 17 with 128 (`python -m benchmarks.server_throughput --jobs N`).
+#: (2.1 runs/s). More is not better: the development server's queue waits 0.5 s each time it finds no
+#: run waiting, which happens as soon as every run has a job. On 2 cores 50 clients got 26-31 runs/s
+#: with 32, 24 with 64 and 22 with 100 (`python -m benchmarks.server_throughput --jobs N`).
 DEFAULT_JOBS = 32
 
 
