@@ -27,6 +27,7 @@ from typing_extensions import Unpack
 
 from reflexion_agents.graphs import kg_query_graph as kg_parts
 from reflexion_agents.graphs.engine import ReflexionAgent
+from reflexion_agents.graphs.hook_run import calling_hook, hook_run
 from reflexion_agents.graphs.kg_query_graph import KGQuery, kg_query_parts
 from reflexion_agents.graphs.kg_query_tool import KGQueryTool, ReviseResponder
 from reflexion_agents.graphs.loop_nodes import built_in_hooks
@@ -151,13 +152,13 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
 
     def _create_initial_responder(self, prompt: str | None = None) -> Responder:
         """biochatter's hook: the draft's responder, over the agent's own model and database."""
-        return kg_parts.responder(self.kg, "draft", prompt, self.own_settings())
+        return kg_parts.responder(self.kg, "draft", prompt, hook_run(self.own_settings))
 
     def _create_revise_responder(self, prompt: str | None = None) -> Responder:
         """biochatter's hook: a revision's responder. A given kg_prompt is the user's: every revision
         is sent it as it is. Otherwise a revision is sent the schema's names, and the dialect notes too
         when the result it judges is an error (most often a construct the database does not support)."""
-        return kg_parts.responder(self.kg, "revise", prompt, self.own_settings())
+        return kg_parts.responder(self.kg, "revise", prompt, hook_run(self.own_settings))
 
     def _connect_db(self) -> None:
         """biochatter's hook: open the database the queries run on (the agent's own by default)."""
@@ -169,11 +170,12 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         truncation and timeouts in the outcome); when a subclass overrides it, the tool step runs
         queries through `_connect_db()` and the override instead of the agent's database."""
         self._connect_db()
-        return [self.db.query(query, **kg_parts.query_limits(self.own_settings())).records()]
+        run = hook_run(self.own_settings)
+        return [self.databases.for_run(run.context).query(query, **kg_parts.query_limits(run)).records()]
 
     def _tool_function(self, state: list[BaseMessage]) -> ToolMessage:
         """biochatter's hook: run the newest query in the memory against the agent's own database."""
-        return self._query_message(latest_action(state), last_tool_call_id(state))
+        return self._query_message(latest_action(state), last_tool_call_id(state), hook_run(self.own_settings))
 
     # -- the graph's parts, with a subclass's hooks in place of those they replace ---------------
 
@@ -202,7 +204,7 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         """The run's responder, over the run's model and database; a subclass's own responder hook
         (biochatter's, which knows nothing of a run) when it has one."""
         if not built_in_hooks(self, RESPONDER_HOOKS[turn]):
-            return super()._responder(turn, prompt, run)
+            return calling_hook(run, super()._responder, turn, prompt, run)
         return kg_parts.responder(self.kg, turn, prompt, run)
 
     def _run_tool(self, state: ReflexionState, run: RunSettings) -> ToolRun:
@@ -211,12 +213,12 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         if built_in_hooks(self, "_tool_function"):
             return kg_parts.run_query(self.kg, state, run)
         if not run.limit("require_approval"):
-            return super()._run_tool(state, run)
+            return calling_hook(run, super()._run_tool, state, run)
 
         def message_for(query: str, call_id: str, run: RunSettings, **options: Any) -> ToolMessage:
             if options:  # what the reviewer approved by name or wrote runs unrepaired, on the agent's database
                 return self._query_message(query, call_id, run, **options)
-            return self._tool_function(cast(list[BaseMessage], state["messages"]))
+            return calling_hook(run, self._tool_function, cast(list[BaseMessage], state["messages"]))
 
         return kg_parts.reviewed_run(self.kg, state, run, message_for)
 
