@@ -241,16 +241,28 @@ def kg_rules(kg: KGQuery) -> ReflexionRules:
 
 
 def build_kg_query_graph(
-    model: Any = None, database: GraphDatabase | None = None, *, checkpointer: Any = None, **settings: Any
+    model: Any = None,
+    database: GraphDatabase | None = None,
+    *,
+    checkpointer: Any = None,
+    connection_args: dict[str, Any] | None = None,
+    conversation_factory: Callable[[], Any] | None = None,
+    query_lang: str = "Cypher",
+    **settings: Any,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """The knowledge-graph Reflexion agent as a compiled graph: `model` is a LangChain chat model or a
-    `provider:model` name (default: the environment's), `database` a `GraphDatabase` (default: the
-    one the environment names), `settings` the agent's (`KGQuerySettings`: `max_steps=5`,
-    `row_cap=100`, ...), checked by name. No checkpointer unless given one, as `create_react_agent`."""
+    `provider:model` name (default: the environment's; or biochatter's `conversation_factory`),
+    `database` a `GraphDatabase` (or `connection_args`; default: the one the environment names),
+    `settings` the agent's (`KGQuerySettings`: `max_steps=5`, `row_cap=100`, ...), checked by name. No
+    checkpointer unless given one, as `create_react_agent`."""
     from reflexion_agents.graphs.builders import model_factory
     from reflexion_agents.nodes.checkpoints import resolve_checkpointer
     from reflexion_agents.nodes.settings_checks import checkpointer_setting
+    from reflexion_agents.schemas.errors import ConfigurationError
     from reflexion_agents.schemas.settings import checked_settings
 
-    kg = KGQuery.of(checked_settings(KGQuerySettings, **settings), model_factory(model), database=database)
+    if model is not None and conversation_factory is not None:
+        raise ConfigurationError("give the graph a model= or a conversation_factory=, not both")
+    factory = conversation_factory or model_factory(model)
+    kg = KGQuery.of(checked_settings(KGQuerySettings, **settings), factory, connection_args, database, query_lang)
     return build_loop_graph(kg_query_parts(kg, kg_rules(kg)), resolve_checkpointer(checkpointer_setting(checkpointer)))

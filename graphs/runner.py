@@ -191,7 +191,7 @@ class Runner(Generic[ResultT]):
     # -- running -----------------------------------------------------------------
 
     def events(
-        self, inputs: Any, steps: int | None = None, *, with_events: bool = True, **options: Unpack[RunOptions]
+        self, inputs: Any, steps: int | None = None, with_events: bool = True, /, **options: Unpack[RunOptions]
     ) -> Iterator[Any]:
         """Each progress event as it happens (unless `with_events` is false), then the result (the last item)."""
         run = _Run(self, inputs, options, steps, events=with_events)
@@ -201,7 +201,7 @@ class Runner(Generic[ResultT]):
         yield run.result()
 
     async def aevents(
-        self, inputs: Any, steps: int | None = None, *, with_events: bool = True, **options: Unpack[RunOptions]
+        self, inputs: Any, steps: int | None = None, with_events: bool = True, /, **options: Unpack[RunOptions]
     ) -> AsyncIterator[Any]:
         """`events`, asynchronously: model calls are awaited, blocking steps run in worker threads."""
         run = _Run(self, inputs, options, steps, events=with_events)
@@ -211,18 +211,18 @@ class Runner(Generic[ResultT]):
                 yield event
         yield run.result()
 
-    def run(self, inputs: Any, steps: int | None = None, **options: Unpack[RunOptions]) -> ResultT:
+    def run(self, inputs: Any, steps: int | None = None, /, **options: Unpack[RunOptions]) -> ResultT:
         """Run the graph from `inputs` to its end (or its pause); progress goes to the callbacks."""
         on_event, last = options.get("on_event"), None
         # progress events are streamed only when someone listens (LangGraph routes each step's writer then)
-        for last in self.events(inputs, steps, with_events=on_event is not None, **options):
+        for last in self.events(inputs, steps, on_event is not None, **options):
             if on_event is not None and isinstance(last, dict):  # a progress event; the result comes last
                 on_event(last)
         return last  # type: ignore[return-value]  # `events` always ends with the result
 
-    async def arun(self, inputs: Any, steps: int | None = None, **options: Unpack[RunOptions]) -> ResultT:
+    async def arun(self, inputs: Any, steps: int | None = None, /, **options: Unpack[RunOptions]) -> ResultT:
         on_event, last = options.get("on_event"), None
-        async for last in self.aevents(inputs, steps, with_events=on_event is not None, **options):
+        async for last in self.aevents(inputs, steps, on_event is not None, **options):
             if on_event is not None and isinstance(last, dict):
                 on_event(last)
         return last  # type: ignore[return-value]

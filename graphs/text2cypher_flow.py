@@ -38,7 +38,7 @@ from reflexion_agents.nodes.keyed_cache import KeyedCache
 from reflexion_agents.nodes.models.resolve import chat_model_from_env, resolve_chat_model
 from reflexion_agents.nodes.models.wire import without_surrogates
 from reflexion_agents.nodes.run_context import APPROVAL_ENV, env_flag, lower
-from reflexion_agents.nodes.run_settings import RunSettings, own_settings, run_settings
+from reflexion_agents.nodes.run_settings import RunSettings, run_settings
 from reflexion_agents.nodes.settings_checks import checkpointer_setting
 from reflexion_agents.nodes.text2cypher import steps
 from reflexion_agents.nodes.text2cypher.context import FlowContext, usage_total
@@ -154,11 +154,6 @@ class Text2CypherFlow:
         self.graph_name = f"text2cypher_{flow}"  # the name its threads are stored under
 
     # -- dependencies, made on first use so a graph compiles with no model or database --
-
-    @property
-    def context(self) -> FlowContext:
-        """The flow's own dependencies, as a run that names nothing gets them."""
-        return self.dependencies(own_settings(Text2CypherContext, self._limits))
 
     def dependencies(self, run: RunSettings) -> FlowContext:
         """A run's dependencies: the model, database and limits its settings name (shared by every
@@ -282,7 +277,9 @@ class Text2CypherFlow:
             error=state.get("error"),
         )
 
-    result_of = result  # what `Runner` calls
+    def result_of(self, state: dict[str, Any]) -> Text2CypherResult:
+        """What `Runner` calls: `result`, a subclass's own included."""
+        return self.result(state)
 
     def stream(self, question: str, **options: Unpack[RunOptions]) -> Iterator[dict[str, Any] | Text2CypherResult]:
         """Each step's progress event (`{"label", "payload"}`) as it happens, then the result.

@@ -129,3 +129,13 @@ def test_a_thread_the_built_graph_paused_is_resumed_by_biochatters_class(movies_
     agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, checkpointer=saver)
     result = agent.resume("built", "approve")
     assert result.stop_reason == "score_threshold" and ["Cast Away"] in result.tool_result
+
+
+def test_the_kg_query_graph_takes_biochatters_arguments_too(falkordb_server, movies_db):
+    """`conversation_factory`, `connection_args` and `query_lang`, as the agent class takes them."""
+    model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, score=9)])
+    where = {"backend": "falkordb", "host": falkordb_server.host, "port": falkordb_server.port, "graph": "movies"}
+    graph = build_kg_query_graph(conversation_factory=lambda: model, connection_args=where, query_lang="Cypher")
+    assert ["Cast Away"] in graph.invoke(QUESTION)["rows"]
+    with pytest.raises(ConfigurationError, match="a model= or a conversation_factory=, not both"):
+        build_kg_query_graph(model, conversation_factory=lambda: model)

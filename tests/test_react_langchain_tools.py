@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
+from langchain_core.tools import BaseTool, StructuredTool, Tool, ToolException, tool
 from pydantic import BaseModel, Field
 
 from reflexion_agents import ReActAgent
@@ -87,3 +87,24 @@ def test_a_tool_with_only_an_async_body_is_refused_by_name():
     only_async = StructuredTool.from_function(coroutine=slow, name="slow", description="Wait.")
     with pytest.raises(ConfigurationError, match="'slow' has only an async body"):
         ReActAgent([only_async], ScriptedChatModel)
+
+
+def test_a_tool_with_no_argument_schema_is_called_as_the_model_is_offered_it():
+    """`Tool(name, func, description)`, LangChain's wrapper of a one-string function: the model is
+    offered one parameter, `__arg1`, and a call by that name runs it."""
+    search = Tool(name="search", func=lambda query: f"found {query}", description="Search the web.")
+    model = ScriptedChatModel(
+        replies=[tool_reply("search", {"__arg1": "cats"}), tool_reply("finish", {"answer": "done"})]
+    )
+    result = ReActAgent([search], lambda: model, checkpointer=None).execute("Find cats")
+    assert result.answer == "done" and "found cats" in str(model.calls[1][-1].content)
+
+
+def test_a_description_given_with_a_langchain_tool_is_the_one_the_model_is_offered():
+    from reflexion_agents.nodes.tools.functions import FunctionTool
+
+    wrapped = FunctionTool(Add(), description="Add two whole numbers, exactly.")
+    model = ScriptedChatModel(replies=[tool_reply("finish", {"answer": "ok"})])
+    ReActAgent([wrapped], lambda: model, checkpointer=None).execute("1+1?")
+    offered = {t["function"]["name"]: t["function"]["description"] for t in model.bound_tools[0]}
+    assert offered["add"] == "Add two whole numbers, exactly."

@@ -359,10 +359,10 @@ def test_on_other_backends_examples_stay_in_memory_and_the_data_is_untouched(mov
             "naive", conversation_factory=lambda: model, database=PortableGraph(scratch), seed_examples=SEED_EXAMPLES
         )
         assert flow.ask("Who is there?").answer == "Ada"
-        assert flow.context.store.count() > 40  # seeded as asked, in memory
+        assert own_dependencies(flow).store.count() > 40  # seeded as asked, in memory
         assert scratch.query("MATCH (n) RETURN count(n)").rows == [[1]]  # nothing written into the data
         unseeded = Text2CypherFlow("naive", conversation_factory=lambda: model, database=PortableGraph(scratch))
-        assert unseeded.context.store.count() == 0  # the movies examples belong to the movies graph only
+        assert own_dependencies(unseeded).store.count() == 0  # the movies examples belong to the movies graph only
     finally:
         scratch.clear()
 
@@ -413,3 +413,11 @@ def test_each_flow_is_built_from_the_registry_and_its_flags_match_its_wiring():
         nodes = set(builder.build(wiring).compile().get_graph().nodes)
         assert shared <= nodes, name
         assert (builder.corrects, builder.evaluates) == ("correct" in nodes, "evaluate" in nodes), name
+
+
+def own_dependencies(flow):
+    """What a run that names nothing gets: the flow's own model, database and example store."""
+    from reflexion_agents.nodes.run_settings import own_settings
+    from reflexion_agents.schemas.run_context import Text2CypherContext
+
+    return flow.dependencies(own_settings(Text2CypherContext, flow._limits))

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from reflexion_agents.schemas.errors import ConfigurationError
 
@@ -46,10 +47,18 @@ JSON_TYPES = {
 }
 
 
-def schema_signature(tool: BaseTool) -> str:
-    """A LangChain tool's call signature, read from its argument schema: `(a: int, b: int = 2)`."""
+def offered_parameters(tool: BaseTool) -> dict[str, Any]:
+    """A LangChain tool's parameters as the model is offered them (`bind_tools` sends this schema): a
+    `Tool` without an argument schema takes one string, named `__arg1` there."""
+    parameters = convert_to_openai_tool(tool)["function"].get("parameters") or {}
+    properties: dict[str, Any] = parameters.get("properties") or {}
+    return properties
+
+
+def schema_signature(properties: dict[str, Any]) -> str:
+    """A call signature read from a tool's offered parameters: `(a: int, b: int = 2)`."""
     parts = []
-    for name, spec in tool.args.items():
+    for name, spec in properties.items():
         kind = JSON_TYPES.get(str(spec.get("type")), "Any") if isinstance(spec, dict) else "Any"
         default = f" = {spec['default']!r}" if isinstance(spec, dict) and "default" in spec else ""
         parts.append(f"{name}: {kind}{default}")
@@ -96,12 +105,15 @@ class FunctionTool:
         step runs sync in a worker thread."""
         if isinstance(tool, StructuredTool) and tool.func is None:
             raise ConfigurationError(f"tool {tool.name!r} has only an async body; give it a sync one too")
-        if name and name != tool.name:
-            tool = tool.model_copy(update={"name": name})
+        renamed = {"name": name} if name and name != tool.name else {}
+        described = {"description": description} if description else {}
+        if renamed or described:  # what the model is offered, natively or in the text prompt
+            tool = tool.model_copy(update={**renamed, **described})
         self.tool, self.name = tool, tool.name
-        self.description = " ".join((description or tool.description or tool.name).split())
-        self.signature = schema_signature(tool)
-        self.parameters = list(tool.args)
+        self.description = " ".join((tool.description or tool.name).split())
+        offered = offered_parameters(tool)
+        self.signature = schema_signature(offered)
+        self.parameters = list(offered)
 
     def describe(self) -> str:
         """How the tool is listed in a text prompt: its call signature and what it does."""
