@@ -216,3 +216,22 @@ def test_graph_under_a_neo4j_environment_is_that_neo4j_database_never_the_embedd
     said = capsys.readouterr().out
     assert code == EXIT_DATABASE and "tool_unavailable" in said and "127.0.0.1" in said  # Neo4j's address
     assert stub.requests == [] and "Cast Away" not in said
+
+
+@pytest.mark.integration
+def test_an_interrupted_follow_up_does_not_promise_the_earlier_finished_run(monkeypatch, capsys, tmp_path, movies_db):
+    monkeypatch.setenv("REFLEXION_CHECKPOINTS", str(tmp_path / "threads.sqlite"))
+    from tests.helpers import revise
+
+    model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, 9)])
+    KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db).execute(
+        "Which movies did Tom Hanks act in?", thread_id="kept"
+    )
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("reflexion_agents.graphs.cli.ask.runner", interrupted)
+    assert main(["ask", "And who directed them?", "--thread", "kept"]) == EXIT_INTERRUPTED
+    said = capsys.readouterr().err
+    assert "stopped before anything was saved" in said and "reflexion resume" not in said

@@ -415,15 +415,20 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
-def saved_thread(thread_id: str) -> bool:
-    """Whether a run of `thread_id` is kept, so `reflexion resume` can continue it."""
+def saved_thread(thread_id: str, question: str | None = None) -> bool:
+    """Whether a run of `thread_id` is kept, so `reflexion resume` can continue it: with `question`, a
+    run of that question (a thread's earlier, finished question is not the one interrupted)."""
     try:
         from reflexion_agents.nodes.checkpoints import durable_checkpointer
 
         saver = durable_checkpointer()
-        return saver is not None and saver.get_tuple({"configurable": {"thread_id": thread_id}}) is not None
+        saved = saver.get_tuple({"configurable": {"thread_id": thread_id}}) if saver is not None else None
     except Exception:  # the store cannot be read: do not promise a resume
         return False
+    if saved is None:
+        return False
+    values = saved.checkpoint.get("channel_values") or {}
+    return question is None or (values.get("question") == question.strip() and not values.get("stop_reason"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -463,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in ("ask", "resume"):
             said = (
                 f"resume it with `reflexion resume {thread}`."
-                if thread and saved_thread(thread)
+                if thread and saved_thread(thread, getattr(args, "question", None))
                 else "stopped before anything was saved: ask again."
             )
         return failed("Interrupted", e, EXIT_INTERRUPTED, said)
