@@ -18,13 +18,13 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
+from reflexion_agents.graphs.action_parts import ActionRules, action_of
 from reflexion_agents.graphs.loop import AgentLoop
 from reflexion_agents.graphs.loop_nodes import built_in_hooks
 from reflexion_agents.graphs.loop_parts import Turn
 from reflexion_agents.graphs.runner import RunOptions
 from reflexion_agents.nodes.common.responder import ResponderReply
 from reflexion_agents.nodes.react.action_responder import ActionResponder
-from reflexion_agents.nodes.reflexion.steps import outcomes_of, revise_update
 from reflexion_agents.nodes.run_settings import RunSettings
 from reflexion_agents.schemas.reflexion import ReflexionState, ToolOutcome
 from reflexion_agents.schemas.run_result import RunResult
@@ -51,12 +51,12 @@ class ActionLoopAgent(AgentLoop[ResultT]):
     def _done(self, outcome: ToolOutcome) -> str | None:
         """The stop reason this outcome ends the run with (finished, validated), or None."""
 
+    def rules(self) -> ActionRules:
+        """What decides this agent's runs (`graphs.action_parts.ActionRules`), with its `_done` hook."""
+        return ActionRules(self.max_steps, self._done, self.done_label, self.max_steps_ceiling)
+
     def _route_labels(self) -> dict[str, tuple[str, str]]:
-        return {
-            "draft": ("action", "no question, model error"),
-            "execute_tool": ("next turn", f"{self.done_label}, step limit"),
-            "revise": ("action", "model error"),
-        }
+        return self.rules().labels()
 
     def _responder(self, turn: Turn, prompt: str | None, run: RunSettings) -> ActionResponder:
         return self._turn_responder(self.models.for_run(run.context.model))
@@ -67,17 +67,13 @@ class ActionLoopAgent(AgentLoop[ResultT]):
         return self.models.ready(run.context.model) and built_in_hooks(self, "_turn_responder", "_responder")
 
     def _action_of(self, parsed: BaseModel) -> str:
-        return str(getattr(parsed, "action", ""))
+        return action_of(parsed)
 
     def _revised(self, state: ReflexionState, reply: ResponderReply, run: RunSettings) -> dict[str, Any]:
-        return revise_update(state, reply, lambda parsed: None, self._action_of)  # nothing is scored
+        return ActionRules.revised(state, reply, run)
 
     def _stop_after_tool(self, state: ReflexionState, run: RunSettings) -> str | None:
-        done = self._done(outcomes_of(state)[-1])
-        if done:
-            return done
-        # Every step took one model call; another step would exceed the limit.
-        return "max_steps" if state.get("steps", 0) >= run.limit("max_steps") else None
+        return self.rules().stop_after_tool(state, run)
 
     def execute(self, question: str, **options: Unpack[RunOptions]) -> ResultT:
         """Answer `question`; in a checkpointed thread, earlier turns stay in the memory."""

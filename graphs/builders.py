@@ -13,9 +13,11 @@ graph's `context_schema` lists the fields). `model` is a LangChain chat model or
 `settings` are the agent's own (`score_threshold=8`, `row_cap=50`, ...): one it does not have is a
 `ConfigurationError` naming it.
 
-These functions are the public way in; the graphs are built by the agent classes of the same
-family (`graphs/kg_query_agent.py`, `graphs/react_agent.py`, ...), whose node names, pictures and
-stop reasons they keep.
+These functions are the public way in. They build each agent from functions (its parts: the turn's
+responder, the tool step, the stop rules, the result), with no class (a text-to-Cypher flow is wired
+by `Text2CypherFlow` over its builder in `graphs.text2cypher_builders`); the agent classes of the same
+family (`graphs/kg_query_agent.py`, `graphs/react_agent.py`, ...) hand their hooks over as the same
+parts, so the node names, pictures, stop reasons and threads are the same either way.
 """
 
 from __future__ import annotations
@@ -66,30 +68,67 @@ def model_factory(model: Any) -> Callable[[], Any]:
 def build_react_graph(
     tools: Sequence[Any] = (), model: Any = None, *, checkpointer: Any = None, **settings: Any
 ) -> Graph:
-    """A ReAct agent calling `tools` (functions with type hints and a docstring) until it finishes."""
-    from reflexion_agents.graphs.react_agent import ReActAgent
+    """A ReAct agent calling `tools` (functions with type hints and a docstring, or LangChain tools)
+    until it finishes, built from functions (`graphs.react_agent.react_parts`)."""
+    from reflexion_agents.graphs.loop_nodes import build_loop_graph
+    from reflexion_agents.graphs.react_agent import ReActAgent, ReActTurn, react_parts
+    from reflexion_agents.nodes.checkpoints import resolve_checkpointer
+    from reflexion_agents.nodes.models.run_models import RunModels
+    from reflexion_agents.nodes.settings_checks import checkpointer_setting
+    from reflexion_agents.schemas.settings import REACT_DEFAULTS, ReActSettings
+    from reflexion_agents.schemas.settings import checked_settings as checked
 
     given = conversation(model, checked_settings(ReActAgent, "the ReAct agent", settings))
-    return ReActAgent(tools, checkpointer=checkpointer, **given).graph
+    factory = given.pop("conversation_factory", None) or model_factory(None)
+    max_steps = checked(ReActSettings, max_steps=given.pop("max_steps", REACT_DEFAULTS.max_steps)).max_steps
+    parts = react_parts(ReActTurn(tools, **given), RunModels(factory), max_steps)
+    return build_loop_graph(parts, resolve_checkpointer(checkpointer_setting(checkpointer)))
 
 
 def build_wikipedia_react_graph(model: Any = None, *, checkpointer: Any = None, **settings: Any) -> Graph:
-    """The ReAct paper's agent: search and look up Wikipedia in text turns until it finishes."""
-    from reflexion_agents.graphs.wikipedia_react_agent import WikipediaReActAgent
+    """The ReAct paper's agent: search and look up Wikipedia in text turns until it finishes; built from
+    functions (`graphs.wikipedia_react_agent.wikipedia_parts`)."""
+    from reflexion_agents.graphs.loop_nodes import build_loop_graph
+    from reflexion_agents.graphs.wikipedia_react_agent import (
+        WikipediaReActAgent,
+        WikipediaTurn,
+        check_max_calls,
+        wikipedia_parts,
+    )
+    from reflexion_agents.nodes.checkpoints import resolve_checkpointer
+    from reflexion_agents.nodes.models.run_models import RunModels
+    from reflexion_agents.nodes.settings_checks import checkpointer_setting
+    from reflexion_agents.schemas.settings import WIKIPEDIA_DEFAULTS
 
     given = conversation(model, checked_settings(WikipediaReActAgent, "the Wikipedia agent", settings))
-    return WikipediaReActAgent(checkpointer=checkpointer, **given).graph
+    factory = given.pop("conversation_factory", None) or model_factory(None)
+    max_calls = check_max_calls(given.pop("max_calls", WIKIPEDIA_DEFAULTS.max_calls))
+    parts = wikipedia_parts(WikipediaTurn(**given), RunModels(factory), max_calls)
+    return build_loop_graph(parts, resolve_checkpointer(checkpointer_setting(checkpointer)))
 
 
 def build_extraction_graph(
     output_schema: type[BaseModel], model: Any = None, *, checkpointer: Any = None, **settings: Any
 ) -> Graph:
     """Validated structured output: extract an `output_schema` from a passage, retrying with the
-    validation errors until it validates."""
-    from reflexion_agents.graphs.structured_output_agent import StructuredOutputReflectionAgent
+    validation errors until it validates; built from functions (`graphs.structured_output_agent`)."""
+    from reflexion_agents.graphs.loop_nodes import build_loop_graph
+    from reflexion_agents.graphs.structured_output_agent import (
+        ExtractionTurn,
+        StructuredOutputReflectionAgent,
+        extraction_parts,
+    )
+    from reflexion_agents.nodes.checkpoints import resolve_checkpointer
+    from reflexion_agents.nodes.models.run_models import RunModels
+    from reflexion_agents.nodes.settings_checks import checkpointer_setting
+    from reflexion_agents.schemas.settings import EXTRACTION_DEFAULTS, ExtractionSettings
+    from reflexion_agents.schemas.settings import checked_settings as checked
 
     given = conversation(model, checked_settings(StructuredOutputReflectionAgent, "the extraction agent", settings))
-    return StructuredOutputReflectionAgent(output_schema, checkpointer=checkpointer, **given).graph
+    factory = given.pop("conversation_factory", None) or model_factory(None)
+    retries = checked(ExtractionSettings, max_retries=given.pop("max_retries", EXTRACTION_DEFAULTS.max_retries))
+    parts = extraction_parts(ExtractionTurn(output_schema, **given), RunModels(factory), retries.max_retries)
+    return build_loop_graph(parts, resolve_checkpointer(checkpointer_setting(checkpointer)))
 
 
 def build_text2cypher_graph(

@@ -163,9 +163,10 @@ class AgentLoop(ABC, Generic[ResultT]):
         else the agent's. A pure function of its arguments and the agent's options, the one rule
         `nodes.run_settings.run_settings` applies at every node; an agent with limits of its own
         (timeouts, row caps) adds them."""
-        asked = context.max_steps
-        ceiling = recorded.get("max_steps", self.max_steps_ceiling)
-        return {"max_steps": min(asked, ceiling) if asked is not None else recorded.get("max_steps", self.max_steps)}
+        from reflexion_agents.graphs.action_parts import ActionRules  # the one step-limit rule
+
+        rules = ActionRules(self.max_steps, lambda outcome: None, max_steps_ceiling=self.max_steps_ceiling)
+        return rules.limits(context, recorded)
 
     # -- the graph and the run API ---------------------------------------------------------
 

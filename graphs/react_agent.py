@@ -21,10 +21,13 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import BaseTool
 
 from reflexion_agents.graphs.action_loop_agent import ActionLoopAgent
+from reflexion_agents.graphs.action_parts import ActionRules, action_parts
+from reflexion_agents.graphs.loop_parts import LoopParts
 from reflexion_agents.nodes.checkpoints import DURABLE
 from reflexion_agents.nodes.common.responder import usage_of
 from reflexion_agents.nodes.keyed_cache import KeyedCache
 from reflexion_agents.nodes.models.resolve import chat_model_from_env
+from reflexion_agents.nodes.models.run_models import RunModels
 from reflexion_agents.nodes.models.wire import sendable, without_surrogates
 from reflexion_agents.nodes.prompts.react_tools import (
     DEFAULT_EXAMPLES,
@@ -57,23 +60,19 @@ def llm_tool(input: str) -> str:
     raise NotImplementedError
 
 
-class ReActAgent(ActionLoopAgent[ReActResult]):
-    """Tool-calling ReAct with a built-in `finish` tool and an optional LLM-fallback tool."""
+class ReActTurn:
+    """The tool-calling ReAct agent's turn and tool step: its tools (a user's, `finish`, and the LLM
+    fallback when asked for), its prompt, and one responder per chat model (a run may name its own)."""
 
     def __init__(
         self,
         tools: Sequence[Callable[..., Any] | BaseTool | FunctionTool] = (),
-        conversation_factory: Callable[[], Any] | None = None,
-        max_steps: int = REACT_DEFAULTS.max_steps,
         *,
         add_llm_as_fallback: bool = False,
         template: str = REACT_SYSTEM_TEMPLATE,
         examples: Sequence[FunctionExpression] | None = None,
         native_tool_calls: bool | None = None,
-        checkpointer: Any = DURABLE,
     ) -> None:
-        max_steps = checked_settings(ReActSettings, max_steps=max_steps).max_steps
-        super().__init__(conversation_factory or chat_model_from_env, max_steps, checkpointer=checkpointer)
         offered: list[Callable[..., Any] | BaseTool | FunctionTool] = list(tools)
         if add_llm_as_fallback:
             offered.append(FunctionTool(llm_tool, name=LLM_FALLBACK, description=LLM_FALLBACK_DESCRIPTION))
@@ -83,9 +82,7 @@ class ReActAgent(ActionLoopAgent[ReActResult]):
         self.template = check_template(template)
         self.examples = [*(examples or []), *DEFAULT_EXAMPLES]
         self.native_tool_calls = native_tool_calls
-        self._responders = KeyedCache()  # one per chat model (a run's context may name its own)
-
-    # -- the model's turn ------------------------------------------------------
+        self._responders = KeyedCache()
 
     def _bound_model(self, chat: Any) -> tuple[Any, bool]:
         """(runnable, native): the model with the tools bound, or the bare model for the text format."""
@@ -104,35 +101,83 @@ class ReActAgent(ActionLoopAgent[ReActResult]):
         system = react_system_prompt(self.template, list(self.tools.values()), self.examples, native=native)
         return ActionResponder(runnable, system, read_tool_reply)
 
-    def _turn_responder(self, chat: BaseChatModel) -> ActionResponder:
+    def responder(self, chat: BaseChatModel) -> ActionResponder:
         return self._responders.get(id(chat), lambda: self._make_responder(chat))
+
+    def run_tool(self, state: ReflexionState, chat: BaseChatModel) -> ToolRun:
+        """Run the model's call; the LLM fallback is answered by `chat`, the run's model."""
+        special = {LLM_FALLBACK: lambda args: ask_llm(chat, args)} if self.add_llm_as_fallback else {}
+        return run_function_action(self.tools, ReActAction.model_validate(state["parsed_action"]), special)
+
+    @staticmethod
+    def done(outcome: ToolOutcome) -> str | None:
+        return "finished" if outcome.detail.get("tool") == FINISH and outcome.error is None else None
+
+
+def ask_llm(chat: BaseChatModel, args: dict[str, Any]) -> tuple[str, TokenUsage]:
+    """The LLM-fallback tool: the run's model answers a sub-question from its own knowledge. Its answer
+    is the observation: plain text (`reply.text` is a `str` subclass, which pydantic re-encodes and
+    refuses if it holds a lone surrogate), with any lone surrogate shown as U+FFFD."""
+    reply = chat.invoke(sendable([HumanMessage(content=str(args["input"]))]))
+    return without_surrogates(reply.text), usage_of(reply)
+
+
+DONE_LABEL = "finish called"
+
+
+def react_parts(turn: ReActTurn, models: RunModels, max_steps: int, **parts: Any) -> LoopParts:
+    """The tool-calling ReAct agent's loop parts, from functions (`graphs.action_parts`)."""
+    rules = ActionRules(max_steps, turn.done, DONE_LABEL)
+    own: dict[str, Any] = {
+        "name": "ReActAgent",
+        "run_tool": lambda state, run: turn.run_tool(state, models.for_run(run.context.model)),
+        "result_of": react_result,
+    }
+    return action_parts(rules, models, turn.responder, **{**own, **parts})
+
+
+class ReActAgent(ActionLoopAgent[ReActResult]):
+    """Tool-calling ReAct with a built-in `finish` tool and an optional LLM-fallback tool."""
+
+    done_label = DONE_LABEL
+
+    def __init__(
+        self,
+        tools: Sequence[Callable[..., Any] | BaseTool | FunctionTool] = (),
+        conversation_factory: Callable[[], Any] | None = None,
+        max_steps: int = REACT_DEFAULTS.max_steps,
+        *,
+        add_llm_as_fallback: bool = False,
+        template: str = REACT_SYSTEM_TEMPLATE,
+        examples: Sequence[FunctionExpression] | None = None,
+        native_tool_calls: bool | None = None,
+        checkpointer: Any = DURABLE,
+    ) -> None:
+        max_steps = checked_settings(ReActSettings, max_steps=max_steps).max_steps
+        super().__init__(conversation_factory or chat_model_from_env, max_steps, checkpointer=checkpointer)
+        self.turn = ReActTurn(
+            tools,
+            add_llm_as_fallback=add_llm_as_fallback,
+            template=template,
+            examples=examples,
+            native_tool_calls=native_tool_calls,
+        )
+        self.tools, self.add_llm_as_fallback = self.turn.tools, add_llm_as_fallback
+        self.template, self.examples, self.native_tool_calls = self.turn.template, self.turn.examples, native_tool_calls
+
+    def _turn_responder(self, chat: BaseChatModel) -> ActionResponder:
+        return self.turn.responder(chat)
 
     @property
     def system_prompt(self) -> str:
         """The planner's system prompt, as the agent's own model receives it."""
         return self._turn_responder(self.chat).system_prompt
 
-    # -- the tool step ---------------------------------------------------------
-
-    @staticmethod
-    def _ask_llm(chat: BaseChatModel, args: dict[str, Any]) -> tuple[str, TokenUsage]:
-        """The LLM-fallback tool: the run's model answers a sub-question from its own knowledge.
-        Its answer is the observation: plain text (`reply.text` is a `str` subclass, which pydantic
-        re-encodes and refuses if it holds a lone surrogate), with any lone surrogate shown as U+FFFD."""
-        reply = chat.invoke(sendable([HumanMessage(content=str(args["input"]))]))
-        return without_surrogates(reply.text), usage_of(reply)
-
     def _run_tool(self, state: ReflexionState, run: RunSettings) -> ToolRun:
-        chat = self.models.for_run(run.context.model) if self.add_llm_as_fallback else None
-        special = {LLM_FALLBACK: lambda args: self._ask_llm(chat, args)} if chat is not None else {}
-        return run_function_action(self.tools, ReActAction.model_validate(state["parsed_action"]), special)
-
-    # -- stop rules and result -------------------------------------------------
-
-    done_label = "finish called"
+        return self.turn.run_tool(state, self.models.for_run(run.context.model))
 
     def _done(self, outcome: ToolOutcome) -> str | None:
-        return "finished" if outcome.detail.get("tool") == FINISH and outcome.error is None else None
+        return self.turn.done(outcome)
 
     def _parse_final_result(self, output: ReflexionState) -> ReActResult:
         return react_result(output)

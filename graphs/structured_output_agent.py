@@ -22,11 +22,14 @@ from pydantic import BaseModel
 from typing_extensions import Unpack
 
 from reflexion_agents.graphs.action_loop_agent import ActionLoopAgent
+from reflexion_agents.graphs.action_parts import ActionRules, action_parts
+from reflexion_agents.graphs.loop_parts import LoopParts
 from reflexion_agents.graphs.runner import RunOptions
 from reflexion_agents.nodes.checkpoints import DURABLE
 from reflexion_agents.nodes.extraction.validation import read_extraction_reply, run_validation, validate_data
 from reflexion_agents.nodes.keyed_cache import KeyedCache
 from reflexion_agents.nodes.models.resolve import chat_model_from_env
+from reflexion_agents.nodes.models.run_models import RunModels
 from reflexion_agents.nodes.prompts.extraction import EXTRACTION_SYSTEM_PROMPT, extraction_prompt
 from reflexion_agents.nodes.react.action_responder import ActionResponder
 from reflexion_agents.nodes.reflexion.steps import outcomes_of, usage_of_state
@@ -37,26 +40,15 @@ from reflexion_agents.schemas.reflexion import ReflexionState, ToolOutcome, Tool
 from reflexion_agents.schemas.settings import EXTRACTION_DEFAULTS, ExtractionSettings, checked_settings
 
 
-class StructuredOutputReflectionAgent(ActionLoopAgent[ExtractionResult]):
-    """Validated structured output from tool-calling and plain-text models alike."""
+class ExtractionTurn:
+    """Validated extraction's turn and tool step: the schema to fill, one extractor per chat model (the
+    schema bound as a tool where the model calls tools, else JSON read from its text), the validation."""
 
-    def __init__(
-        self,
-        output_schema: type[BaseModel],
-        conversation_factory: Callable[[], Any] | None = None,
-        max_retries: int = EXTRACTION_DEFAULTS.max_retries,
-        *,
-        tool_calling: bool | None = None,
-        checkpointer: Any = DURABLE,
-    ) -> None:
+    def __init__(self, output_schema: type[BaseModel], tool_calling: bool | None = None) -> None:
         if not (isinstance(output_schema, type) and issubclass(output_schema, BaseModel)):
             raise ConfigurationError(f"output_schema must be a pydantic model class, got {output_schema!r}")
-        max_retries = checked_settings(ExtractionSettings, max_retries=max_retries).max_retries
-        super().__init__(conversation_factory or chat_model_from_env, max_retries + 1, checkpointer=checkpointer)
-        self.output_schema = output_schema
-        self.max_retries = max_retries
-        self.tool_calling = tool_calling
-        self._extractors = KeyedCache()  # one per chat model (a run's context may name its own)
+        self.output_schema, self.tool_calling = output_schema, tool_calling
+        self._extractors = KeyedCache()
 
     def _make_extractor(self, chat: Any) -> ActionResponder:
         runnable = chat
@@ -70,25 +62,25 @@ class StructuredOutputReflectionAgent(ActionLoopAgent[ExtractionResult]):
                     ) from None
         return ActionResponder(runnable, EXTRACTION_SYSTEM_PROMPT, read_extraction_reply)
 
-    def _turn_responder(self, chat: BaseChatModel) -> ActionResponder:
+    def responder(self, chat: BaseChatModel) -> ActionResponder:
         return self._extractors.get(id(chat), lambda: self._make_extractor(chat))
 
-    def _question_message(self, question: str) -> HumanMessage:
+    def question_message(self, question: str) -> HumanMessage:
         return HumanMessage(content=extraction_prompt(question, self.output_schema))
 
-    def _action_of(self, parsed: BaseModel) -> str:
+    @staticmethod
+    def action_of(parsed: BaseModel) -> str:
         output: str = parsed.output  # type: ignore[attr-defined]
         return output
 
-    def _run_tool(self, state: ReflexionState, run: RunSettings) -> ToolRun:
+    def run_tool(self, state: Any) -> ToolRun:
         return run_validation(self.output_schema, RawExtraction.model_validate(state["parsed_action"]))
 
-    done_label = "valid output"
-
-    def _done(self, outcome: ToolOutcome) -> str | None:
+    @staticmethod
+    def done(outcome: ToolOutcome) -> str | None:
         return "validated" if outcome.error is None else None
 
-    def _parse_final_result(self, output: ReflexionState) -> ExtractionResult:
+    def result_of(self, output: Any) -> ExtractionResult:
         outcomes = outcomes_of(output)
         attempts = [ExtractionAttempt(attempt=o.step, output=o.action, error=o.error) for o in outcomes]
         validated = outcomes[-1] if outcomes and output.get("stop_reason") == "validated" else None
@@ -105,6 +97,61 @@ class StructuredOutputReflectionAgent(ActionLoopAgent[ExtractionResult]):
             usage=usage_of_state(output),
             error=None if validated else error,
         )
+
+
+DONE_LABEL = "valid output"
+
+
+def extraction_parts(turn: ExtractionTurn, models: RunModels, max_retries: int, **parts: Any) -> LoopParts:
+    """Validated extraction's loop parts, from functions (`graphs.action_parts`): at most `max_retries`
+    corrections after the first attempt."""
+    rules = ActionRules(max_retries + 1, turn.done, DONE_LABEL)
+    own: dict[str, Any] = {
+        "name": "StructuredOutputReflectionAgent",
+        "run_tool": lambda state, run: turn.run_tool(state),
+        "result_of": turn.result_of,
+        "question_message": turn.question_message,
+        "action_of": turn.action_of,
+    }
+    return action_parts(rules, models, turn.responder, **{**own, **parts})
+
+
+class StructuredOutputReflectionAgent(ActionLoopAgent[ExtractionResult]):
+    """Validated structured output from tool-calling and plain-text models alike."""
+
+    done_label = DONE_LABEL
+
+    def __init__(
+        self,
+        output_schema: type[BaseModel],
+        conversation_factory: Callable[[], Any] | None = None,
+        max_retries: int = EXTRACTION_DEFAULTS.max_retries,
+        *,
+        tool_calling: bool | None = None,
+        checkpointer: Any = DURABLE,
+    ) -> None:
+        self.turn = ExtractionTurn(output_schema, tool_calling)
+        max_retries = checked_settings(ExtractionSettings, max_retries=max_retries).max_retries
+        super().__init__(conversation_factory or chat_model_from_env, max_retries + 1, checkpointer=checkpointer)
+        self.output_schema, self.max_retries, self.tool_calling = output_schema, max_retries, tool_calling
+
+    def _turn_responder(self, chat: BaseChatModel) -> ActionResponder:
+        return self.turn.responder(chat)
+
+    def _question_message(self, question: str) -> HumanMessage:
+        return self.turn.question_message(question)
+
+    def _action_of(self, parsed: BaseModel) -> str:
+        return self.turn.action_of(parsed)
+
+    def _run_tool(self, state: ReflexionState, run: RunSettings) -> ToolRun:
+        return self.turn.run_tool(state)
+
+    def _done(self, outcome: ToolOutcome) -> str | None:
+        return self.turn.done(outcome)
+
+    def _parse_final_result(self, output: ReflexionState) -> ExtractionResult:
+        return self.turn.result_of(output)
 
     def extract(self, passage: str, **options: Unpack[RunOptions]) -> ExtractionResult:
         """Extract `output_schema` from `passage`; the result says whether it validated, and why not."""

@@ -24,9 +24,12 @@ from langchain_core.messages import HumanMessage
 from typing_extensions import Unpack
 
 from reflexion_agents.graphs.action_loop_agent import ActionLoopAgent
+from reflexion_agents.graphs.action_parts import ActionRules, action_parts
+from reflexion_agents.graphs.loop_parts import LoopParts
 from reflexion_agents.graphs.runner import RunOptions
 from reflexion_agents.nodes.checkpoints import DURABLE
 from reflexion_agents.nodes.models.resolve import chat_model_from_env
+from reflexion_agents.nodes.models.run_models import RunModels
 from reflexion_agents.nodes.prompts.react_text import REACT_PROMPT, STOP_SEQUENCES, question_text
 from reflexion_agents.nodes.react.action_responder import ActionResponder
 from reflexion_agents.nodes.react.results import react_result
@@ -69,10 +72,63 @@ def load_prompt(prompt: str | os.PathLike[str]) -> str:
     return text + "\n"
 
 
+class WikipediaTurn:
+    """The text-protocol ReAct turn and tool step: the prompt, the pages, and how the model is called
+    (stopped at the closing action tags, with the caller's generation settings)."""
+
+    def __init__(
+        self,
+        prompt: str | os.PathLike[str] = REACT_PROMPT,
+        wikipedia: WikipediaTools | WikipediaBackend | None = None,
+        generation_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        self.prompt = load_prompt(prompt)
+        self.tools = wikipedia if isinstance(wikipedia, WikipediaTools) else WikipediaTools(wikipedia)
+        self.generation_kwargs = dict(generation_kwargs or {})
+        if "stop" in self.generation_kwargs:
+            raise ConfigurationError(
+                "generation_kwargs must not set `stop`: the agent stops on the closing action tags"
+            )
+
+    def responder(self, chat: BaseChatModel) -> ActionResponder:
+        runnable = chat.bind(stop=STOP_SEQUENCES, **self.generation_kwargs)
+        return ActionResponder(runnable, self.prompt, read_text_reply)
+
+    @staticmethod
+    def question_message(question: str) -> HumanMessage:
+        return HumanMessage(content=question_text(question))
+
+    def run_tool(self, state: Any) -> ToolRun:
+        action = ReActAction.model_validate(state["parsed_action"])
+        return run_wikipedia_action(self.tools, action, cast(WikipediaReActState, state))
+
+    @staticmethod
+    def done(outcome: ToolOutcome) -> str | None:
+        return "finished" if outcome.detail.get("tool") == FINISH else None
+
+
+DONE_LABEL = "finish called"
+
+
+def wikipedia_parts(turn: WikipediaTurn, models: RunModels, max_calls: int, **parts: Any) -> LoopParts:
+    """The text-protocol ReAct agent's loop parts, from functions (`graphs.action_parts`); a run may ask
+    for up to `MAX_CALLS_LIMIT` model calls, above the agent's own."""
+    rules = ActionRules(max_calls, turn.done, DONE_LABEL, MAX_CALLS_LIMIT)
+    own: dict[str, Any] = {
+        "name": "WikipediaReActAgent",
+        "state_schema": WikipediaReActState,
+        "run_tool": lambda state, run: turn.run_tool(state),
+        "result_of": react_result,
+        "question_message": turn.question_message,
+    }
+    return action_parts(rules, models, turn.responder, **{**own, **parts})
+
+
 class WikipediaReActAgent(ActionLoopAgent[ReActResult]):
     """Text-protocol ReAct with `search` / `lookup` / `finish` over Wikipedia (or a local corpus)."""
 
     state_schema = WikipediaReActState
+    done_label = DONE_LABEL
 
     def __init__(
         self,
@@ -84,37 +140,28 @@ class WikipediaReActAgent(ActionLoopAgent[ReActResult]):
         generation_kwargs: dict[str, Any] | None = None,
         checkpointer: Any = DURABLE,
     ) -> None:
+        self.turn = WikipediaTurn(prompt, wikipedia, generation_kwargs)
         super().__init__(
             conversation_factory or chat_model_from_env, check_max_calls(max_calls), checkpointer=checkpointer
         )
         self.max_steps_ceiling = MAX_CALLS_LIMIT  # `max_calls` may be set per call, above the agent's default
-        self.prompt = load_prompt(prompt)
-        self.tools = wikipedia if isinstance(wikipedia, WikipediaTools) else WikipediaTools(wikipedia)
-        self.generation_kwargs = dict(generation_kwargs or {})
-        if "stop" in self.generation_kwargs:
-            raise ConfigurationError(
-                "generation_kwargs must not set `stop`: the agent stops on the closing action tags"
-            )
+        self.prompt, self.tools, self.generation_kwargs = self.turn.prompt, self.turn.tools, self.turn.generation_kwargs
 
     @property
     def max_calls(self) -> int:
         return self.max_steps
 
     def _turn_responder(self, chat: BaseChatModel) -> ActionResponder:
-        runnable = chat.bind(stop=STOP_SEQUENCES, **self.generation_kwargs)
-        return ActionResponder(runnable, self.prompt, read_text_reply)
+        return self.turn.responder(chat)
 
     def _question_message(self, question: str) -> HumanMessage:
-        return HumanMessage(content=question_text(question))
+        return self.turn.question_message(question)
 
     def _run_tool(self, state: ReflexionState, run: RunSettings) -> ToolRun:
-        action = ReActAction.model_validate(state["parsed_action"])
-        return run_wikipedia_action(self.tools, action, cast(WikipediaReActState, state))
-
-    done_label = "finish called"
+        return self.turn.run_tool(state)
 
     def _done(self, outcome: ToolOutcome) -> str | None:
-        return "finished" if outcome.detail.get("tool") == FINISH else None
+        return self.turn.done(outcome)
 
     def _parse_final_result(self, output: ReflexionState) -> ReActResult:
         return react_result(output)

@@ -117,6 +117,27 @@ def test_the_graph_is_the_agents_own_picture(movies_db):
     assert set(graph.get_graph().nodes) == {"__start__", *LOOP_NODES, "__end__"}
 
 
+def test_each_function_built_graph_draws_as_its_agent_class_does(movies_db):
+    """Built from functions or through the class's hooks, one picture: the same nodes and labelled routes."""
+    from reflexion_agents import KGQueryReflexionAgent, ReActAgent, StructuredOutputReflectionAgent
+    from reflexion_agents import WikipediaReActAgent as Wikipedia
+    from reflexion_agents.nodes.tools.wikipedia import WikipediaTools
+    from tests.helpers import labelled_edges
+
+    sample = WikipediaTools.sample()
+    pairs = [
+        (
+            build_kg_query_graph(ScriptedChatModel(), movies_db),
+            KGQueryReflexionAgent(ScriptedChatModel, database=movies_db),
+        ),
+        (build_react_graph([multiply], ScriptedChatModel()), ReActAgent([multiply], ScriptedChatModel)),
+        (build_extraction_graph(CarCollection, ScriptedChatModel()), StructuredOutputReflectionAgent(CarCollection)),
+        (build_wikipedia_react_graph(ScriptedChatModel(), wikipedia=sample), Wikipedia(wikipedia=sample)),
+    ]
+    for built, agent in pairs:
+        assert labelled_edges(built) == labelled_edges(agent.graph) and built.name == agent.graph.name
+
+
 def test_a_thread_the_built_graph_paused_is_resumed_by_biochatters_class(movies_db):
     """`build_kg_query_graph` needs no class, yet its threads are the agent's: the class resumes one."""
     from reflexion_agents import KGQueryReflexionAgent
