@@ -181,24 +181,28 @@ class ReflexionAgent(AgentLoop[ResultT]):
 
     def parts(self) -> LoopParts:
         """The loop's parts: the Reflexion rules, with this agent's hooks handed over as functions."""
-        return reflexion_parts(
-            self.rules(),
-            name=self.graph_name,
-            state_schema=self.state_schema,
-            context_schema=self.context_schema,
-            input_schema=self.input_schema,
-            output_schema=self.graph_output_schema,
-            responder=self._responder,
-            responder_ready=self._responder_ready,
-            run_tool=self._run_tool,
-            tool_ready=self._tool_ready,
-            stop_after_tool=self._stop_after_tool,
-            question_message=self._question_message,
-            result_of=self._parse_final_result,
-            result_blocks=not built_in_hooks(self, "_parse_final_result"),
-            route_after_revise=self._should_continue,
-            revised=self._revised,
-        )
+        return reflexion_parts(self.rules(), **self.hook_parts())
+
+    def hook_parts(self) -> dict[str, Any]:
+        """This agent's hooks, as the `LoopParts` they stand for (bound methods, taken when the graph is
+        built): a subclass's own replace the package's."""
+        return {
+            "name": self.graph_name,
+            "state_schema": self.state_schema,
+            "context_schema": self.context_schema,
+            "input_schema": self.input_schema,
+            "output_schema": self.graph_output_schema,
+            "responder": self._responder,
+            "responder_ready": self._responder_ready,
+            "run_tool": self._run_tool,
+            "tool_ready": self._tool_ready,
+            "stop_after_tool": self._stop_after_tool,
+            "question_message": self._question_message,
+            "result_of": self._parse_final_result,
+            "result_blocks": not built_in_hooks(self, "_parse_final_result"),
+            "route_after_revise": self._should_continue,
+            "revised": self._revised,
+        }
 
     # -- running ----------------------------------------------------------------------
 

@@ -227,23 +227,7 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
 
     def parts(self) -> LoopParts:
         """The graph's parts (`graphs.kg_query_graph.kg_query_parts`), this agent's hooks in place."""
-        return kg_query_parts(
-            self.kg,
-            self.rules(),
-            name=self.graph_name,
-            context_schema=self.context_schema,
-            state_schema=self.state_schema,
-            responder=self._responder,
-            responder_ready=self._responder_ready,
-            run_tool=self._run_tool,
-            tool_ready=self._tool_ready,
-            stop_after_tool=self._stop_after_tool,
-            question_message=self._question_message,
-            result_of=self._parse_final_result,
-            result_blocks=not built_in_hooks(self, "_parse_final_result"),
-            route_after_revise=self._should_continue,
-            revised=self._revised,
-        )
+        return kg_query_parts(self.kg, self.rules(), **self.hook_parts())
 
     def close(self) -> None:
         """Close the database connections this agent opened."""
