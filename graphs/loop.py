@@ -1,16 +1,14 @@
-"""`AgentLoop`: the state machine every agent is built on (three working nodes, and `reply`).
+"""`AgentLoop`: the base of the agent classes, which hand their hooks to the loop as functions.
 
     START -> draft -> execute_tool -> revise -> (route) -> execute_tool | reply -> END
 
-What the loop owns, for every agent: the typed state, the question (from `execute` or from
-a user message a LangGraph client sent), the run's model and settings (its context, kept in
-the state so a resumed run keeps them), the step limit that ends a run normally instead of
-with a recursion error, token accounting, and running through the shared `Runner`.
-
-What an agent adds is how a turn is answered and what ends the run. Two families build on it
-as siblings: `ReflexionAgent` (graphs/engine.py: scored revisions, biochatter's hooks) and
-`ActionLoopAgent` (one action per model turn: ReAct, validated extraction). The nodes
-themselves, the same for every agent, are in `graphs/loop_nodes.py`.
+The loop itself is built from functions (`graphs.loop_parts.LoopParts`, `graphs.loop_nodes.
+build_loop_graph`): the `build_*_graph` functions need no class. A class is the API users already
+know: biochatter's `ReflexionAgent` (graphs/engine.py: scored revisions, biochatter's hooks) and
+`ActionLoopAgent` (one action per model turn: ReAct, validated extraction) are siblings on this
+base, which keeps what every agent class shares: its constructor's checks, its models
+(`RunModels`), its compiled graph (made on first use from `parts()`), and `Runner` (`execute`,
+`resume`). An agent's hooks are its methods, handed over when the graph is built.
 """
 
 from __future__ import annotations

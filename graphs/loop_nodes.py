@@ -1,12 +1,12 @@
-"""The nodes of `AgentLoop` (each sync and async) and the graph they make, over an agent's hooks.
+"""The loop's nodes (each sync and async) and the graph they make, over an agent's parts.
 
 The nodes are the same for every agent: `draft` asks the question (or ends a run that has none, or
 whose tool cannot be reached), `execute_tool` runs the pending action (or skips one that already
 ran), `revise` asks again, and `reply`, the last, says the answer as an AI message. Each node is a
 function of the state and LangGraph's runtime: it computes the run's settings once
 (`nodes.run_settings.run_settings`, from the state and `runtime.context`) and hands them to the
-hooks it calls; the first node keeps what the run started with in the state. What differs between
-agents is only what the hooks return (`graphs.loop.AgentLoop`), and the labels on the routes.
+parts it calls; the first node keeps what the run started with in the state. What differs between
+agents is only their parts (`graphs.loop_parts.LoopParts`), and the labels on the routes.
 """
 
 from __future__ import annotations
