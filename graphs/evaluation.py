@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+
 from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
 from reflexion_agents.graphs.runner import Runner, RunTarget
 from reflexion_agents.graphs.text2cypher_flow import FLOWS, Text2CypherFlow
@@ -25,7 +27,7 @@ from reflexion_agents.nodes.evaluation.dataset import EvalItem
 from reflexion_agents.nodes.evaluation.faults import FAULTS
 from reflexion_agents.nodes.evaluation.fit import dataset_fit
 from reflexion_agents.nodes.evaluation.gold import GoldResult, run_gold
-from reflexion_agents.nodes.evaluation.oracle import CURRENT_RUN, GoldChatModel, GoldRun, gold_run
+from reflexion_agents.nodes.evaluation.oracle import GoldChatModel, GoldRun, gold_run, scoring
 from reflexion_agents.nodes.evaluation.report import group_score, groups
 from reflexion_agents.nodes.evaluation.scoring import rows_match
 from reflexion_agents.nodes.evaluation.simulated import Misbehaviour, SimulatedChatModel, simulated_run
@@ -93,8 +95,9 @@ class Contestant:
             raise ConfigurationError(f"unknown agent {agent!r}; choose one of {', '.join(AGENTS)}")
         self.runner = Runner(EVALUATED[agent](chat, db, limits))
 
-    async def answer(self, question: str) -> AgentAnswer:
-        result = await self.runner.aask(question)  # the Reflexion agent's schema prompt is read once, then cached
+    async def answer(self, question: str, config: RunnableConfig | None = None) -> AgentAnswer:
+        # the Reflexion agent's schema prompt is read once, then cached
+        result = await self.runner.aask(question, config=config)
         return answer_of(result)
 
 
@@ -116,7 +119,7 @@ def answer_of(result: Any) -> AgentAnswer:
 
 
 def model_run(item: EvalItem, gold: GoldResult, fault: str | None, misbehaviour: Misbehaviour | None) -> GoldRun | None:
-    """What the gold-knowing model knows of one question (`CURRENT_RUN`): the simulated model's run when
+    """What the gold-knowing model knows of one question (`scoring`): the simulated model's run when
     `misbehaviour` is given, else the oracle's or corrupting model's; None when `fault` does not apply."""
     if misbehaviour is not None:
         return simulated_run(item.question, item.cypher, gold.rows, misbehaviour)
@@ -146,14 +149,12 @@ async def _score(
     if misbehaviour is not None:  # the simulated model's first draft: its mistake, or none
         trace.fault = getattr(run, "fault", None) or "none"
     async with gate:
-        token = CURRENT_RUN.set(run)
         started = time.perf_counter()
-        try:
-            answer = await runner.answer(item.question)
-        except Exception as e:
-            answer = AgentAnswer(error=f"{type(e).__name__}: {e}", stop_reason="crashed")
-        finally:
-            CURRENT_RUN.reset(token)
+        with scoring(run) as config:  # the gold model finds the run in the model calls' metadata
+            try:
+                answer = await runner.answer(item.question, config)
+            except Exception as e:
+                answer = AgentAnswer(error=f"{type(e).__name__}: {e}", stop_reason="crashed")
         trace.latency_s = time.perf_counter() - started
     trace.answer = answer
     trace.correct = answer.executed and rows_match(item.cypher, gold.columns, gold.rows, answer.columns, answer.rows)

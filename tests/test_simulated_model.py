@@ -16,7 +16,7 @@ from reflexion_agents.graphs.cli import SIMULATED_RATES
 from reflexion_agents.graphs.evaluation import evaluate
 from reflexion_agents.nodes.evaluation.dataset import load_dataset
 from reflexion_agents.nodes.evaluation.faults import MODEL_FAULTS
-from reflexion_agents.nodes.evaluation.oracle import CURRENT_RUN
+from reflexion_agents.nodes.evaluation.oracle import scoring
 from reflexion_agents.nodes.evaluation.simulated import (
     RATES,
     Misbehaviour,
@@ -72,11 +72,11 @@ def revise_request(shown: str) -> list:
     ]
 
 
-def reply_to(model, messages):
+def reply_to(model, messages, config=None):
     from reflexion_agents.schemas.kg_query import ReviseQuery
 
     bound = model.bind_tools([ReviseQuery])
-    return bound.invoke(messages)
+    return bound.invoke(messages, config)
 
 
 def test_it_keeps_a_right_result_and_rewrites_a_wrong_one_and_writes_scores_oddly():
@@ -84,12 +84,9 @@ def test_it_keeps_a_right_result_and_rewrites_a_wrong_one_and_writes_scores_oddl
     model = SimulatedChatModel()
     run = simulated_run("Which movies?", GOLD, GOLD_ROWS, behaviour)
     run.written.append("MATCH (m:Movie) RETURN m.title")
-    token = CURRENT_RUN.set(run)
-    try:
-        wrong = reply_to(model, revise_request('{"title": "Splash"}'))
-        right = reply_to(model, revise_request('{"t": "Big"}\n{"t": "Cast Away"}'))
-    finally:
-        CURRENT_RUN.reset(token)
+    with scoring(run) as config:  # as the evaluation runs each question
+        wrong = reply_to(model, revise_request('{"title": "Splash"}'), config)
+        right = reply_to(model, revise_request('{"t": "Big"}\n{"t": "Cast Away"}'), config)
     wrong_args, right_args = wrong.tool_calls[0]["args"], right.tool_calls[0]["args"]
     assert wrong_args["revised_query"] == GOLD and right_args["revised_query"] == GOLD  # the fix, then kept
     assert all(isinstance(a["score"], str) for a in (wrong_args, right_args))  # "8/10", "eight", ...
@@ -97,11 +94,8 @@ def test_it_keeps_a_right_result_and_rewrites_a_wrong_one_and_writes_scores_oddl
 
 def test_json_in_prose_comes_as_text_with_no_tool_call():
     run = simulated_run("Which movies?", GOLD, GOLD_ROWS, Misbehaviour(prose_json=1))
-    token = CURRENT_RUN.set(run)
-    try:
-        reply = reply_to(SimulatedChatModel(), revise_request('{"t": "Big"}\n{"t": "Cast Away"}'))
-    finally:
-        CURRENT_RUN.reset(token)
+    with scoring(run) as config:
+        reply = reply_to(SimulatedChatModel(), revise_request('{"t": "Big"}\n{"t": "Cast Away"}'), config)
     assert not reply.tool_calls and "```json" in reply.content
     assert json.loads(reply.content.split("```json")[1].split("```")[0])["revised_query"]
 

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import json
 import uuid
-from contextvars import ContextVar
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import RunnableConfig
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from reflexion_agents.nodes.evaluation.faults import FAULTS
@@ -38,7 +40,28 @@ class GoldRun:
     queries_written: int = 0
 
 
-CURRENT_RUN: ContextVar[GoldRun | None] = ContextVar("evaluation_gold_run", default=None)
+GOLD_RUN_KEY = "reflexion_gold_run"
+#: The runs an evaluation is scoring, by the key each one's LangChain metadata carries: the gold model
+#: learns which question it answers from the run it is called in (its `run_manager`), as a tracer does.
+GOLD_RUNS: dict[str, GoldRun] = {}
+
+
+@contextmanager
+def scoring(run: GoldRun) -> Iterator[RunnableConfig]:
+    """While the question of `run` is scored: the config to run the agent with (its metadata names the
+    run, for the gold model to find)."""
+    key = uuid.uuid4().hex
+    GOLD_RUNS[key] = run
+    try:
+        yield {"metadata": {GOLD_RUN_KEY: key}}
+    finally:
+        GOLD_RUNS.pop(key, None)
+
+
+def gold_run_of(run_manager: Any) -> GoldRun | None:
+    """The run a model call belongs to, read from its callback metadata; None outside `scoring`."""
+    metadata = getattr(run_manager, "metadata", None) or {}
+    return GOLD_RUNS.get(str(metadata.get(GOLD_RUN_KEY)))
 
 
 def gold_run(question: str, gold: str, fault: str | None = None) -> GoldRun | None:
@@ -105,9 +128,9 @@ class GoldChatModel(BaseChatModel):
     def _generate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
-        run = CURRENT_RUN.get()
+        run = gold_run_of(run_manager)
         if run is None:
-            raise RuntimeError("the gold model was called outside an evaluation run (no CURRENT_RUN)")
+            raise RuntimeError("the gold model was called outside an evaluation run (see `scoring`)")
         tools = kwargs.get("tools") or []
         if not tools:
             raise ValueError("the gold model answers structured steps only (a tool must be bound)")

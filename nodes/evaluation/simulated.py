@@ -37,7 +37,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from reflexion_agents.nodes.evaluation.faults import FAULTS, MODEL_FAULTS
-from reflexion_agents.nodes.evaluation.oracle import CURRENT_RUN, GoldRun, plain_reply
+from reflexion_agents.nodes.evaluation.oracle import GoldRun, gold_run_of, plain_reply
 from reflexion_agents.nodes.evaluation.scoring import normalise_value
 
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
@@ -234,7 +234,7 @@ class SimulatedChatModel(BaseChatModel):
     def _generate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
-        run = CURRENT_RUN.get()
+        run = gold_run_of(run_manager)
         if not isinstance(run, SimulatedRun):
             raise RuntimeError("the simulated model was called outside an evaluation run (no SimulatedRun)")
         tools = kwargs.get("tools") or []
