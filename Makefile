@@ -30,7 +30,7 @@ $(JS_CLIENT): tests/js/package.json tests/js/package-lock.json
 CHAT_UI := tests/agent_chat_ui/web/.installed
 
 $(CHAT_UI): tests/agent_chat_ui/package-lock.json tests/agent_chat_ui/install.sh
-	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	@if { [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; } && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null \
 			|| echo "apt-get could not install chromium: the chat UI test is skipped (and fails under CI=true)"; \
 	fi
