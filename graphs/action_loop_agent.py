@@ -18,12 +18,11 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
-from reflexion_agents.graphs.action_parts import ActionRules, action_of
+from reflexion_agents.graphs.action_parts import ActionRules, action_of, action_parts
 from reflexion_agents.graphs.loop import AgentLoop
 from reflexion_agents.graphs.loop_nodes import built_in_hooks
-from reflexion_agents.graphs.loop_parts import Turn
+from reflexion_agents.graphs.loop_parts import LoopParts, Turn
 from reflexion_agents.graphs.runner import RunOptions
-from reflexion_agents.nodes.common.responder import ResponderReply
 from reflexion_agents.nodes.react.action_responder import ActionResponder
 from reflexion_agents.nodes.run_settings import RunSettings
 from reflexion_agents.schemas.reflexion import ReflexionState, ToolOutcome
@@ -55,9 +54,6 @@ class ActionLoopAgent(AgentLoop[ResultT]):
         """What decides this agent's runs (`graphs.action_parts.ActionRules`), with its `_done` hook."""
         return ActionRules(self.max_steps, self._done, self.done_label, self.max_steps_ceiling)
 
-    def _route_labels(self) -> dict[str, tuple[str, str]]:
-        return self.rules().labels()
-
     def _responder(self, turn: Turn, prompt: str | None, run: RunSettings) -> ActionResponder:
         return self._turn_responder(self.models.for_run(run.context.model))
 
@@ -69,11 +65,12 @@ class ActionLoopAgent(AgentLoop[ResultT]):
     def _action_of(self, parsed: BaseModel) -> str:
         return action_of(parsed)
 
-    def _revised(self, state: ReflexionState, reply: ResponderReply, run: RunSettings) -> dict[str, Any]:
-        return ActionRules.revised(state, reply, run)
-
     def _stop_after_tool(self, state: ReflexionState, run: RunSettings) -> str | None:
         return self.rules().stop_after_tool(state, run)
+
+    def parts(self) -> LoopParts:
+        """The action loop's parts (`graphs.action_parts.action_parts`), this agent's hooks in place."""
+        return action_parts(self.rules(), self.models, self._turn_responder, **self.hook_parts())
 
     def execute(self, question: str, **options: Unpack[RunOptions]) -> ResultT:
         """Answer `question`; in a checkpointed thread, earlier turns stay in the memory."""

@@ -22,7 +22,6 @@ from pydantic import BaseModel
 from typing_extensions import Unpack
 
 from reflexion_agents.graphs.loop import AgentLoop
-from reflexion_agents.graphs.loop_nodes import built_in_hooks
 from reflexion_agents.graphs.loop_parts import LoopParts, Turn, route_on_stop
 from reflexion_agents.graphs.loop_target import log_result, log_step, question_input
 from reflexion_agents.graphs.reflexion_parts import ReflexionRules, reflexion_parts
@@ -184,25 +183,8 @@ class ReflexionAgent(AgentLoop[ResultT]):
         return reflexion_parts(self.rules(), **self.hook_parts())
 
     def hook_parts(self) -> dict[str, Any]:
-        """This agent's hooks, as the `LoopParts` they stand for (bound methods, taken when the graph is
-        built): a subclass's own replace the package's."""
-        return {
-            "name": self.graph_name,
-            "state_schema": self.state_schema,
-            "context_schema": self.context_schema,
-            "input_schema": self.input_schema,
-            "output_schema": self.graph_output_schema,
-            "responder": self._responder,
-            "responder_ready": self._responder_ready,
-            "run_tool": self._run_tool,
-            "tool_ready": self._tool_ready,
-            "stop_after_tool": self._stop_after_tool,
-            "question_message": self._question_message,
-            "result_of": self._parse_final_result,
-            "result_blocks": not built_in_hooks(self, "_parse_final_result"),
-            "route_after_revise": self._should_continue,
-            "revised": self._revised,
-        }
+        """biochatter's routing and this agent's revision step beside the hooks every agent hands over."""
+        return {**super().hook_parts(), "route_after_revise": self._should_continue, "revised": self._revised}
 
     # -- running ----------------------------------------------------------------------
 

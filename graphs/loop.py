@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from langchain_core.language_models import BaseChatModel
@@ -24,11 +24,12 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
+from reflexion_agents.graphs.loop_nodes import built_in_hooks
 from reflexion_agents.graphs.loop_parts import LoopParts, Turn
-from reflexion_agents.graphs.loop_target import LoopTarget, compiled_loop, parts_of
+from reflexion_agents.graphs.loop_target import LoopTarget, compiled_loop
 from reflexion_agents.graphs.runner import ResumeOptions, Runner
 from reflexion_agents.nodes.checkpoints import resolve_checkpointer
-from reflexion_agents.nodes.common.responder import Responder, ResponderReply
+from reflexion_agents.nodes.common.responder import Responder
 from reflexion_agents.nodes.common.responder_with_retries import ResponderWithRetries
 from reflexion_agents.nodes.models.run_models import RunModels
 from reflexion_agents.nodes.run_settings import RunSettings, own_settings
@@ -79,6 +80,7 @@ class AgentLoop(ABC, Generic[ResultT]):
         self.models = RunModels(conversation_factory)
         self.runner: Runner[ResultT] = Runner(LoopTarget(self))
         self._graph: CompiledStateGraph[Any, Any, Any, Any] | None = None
+        self._own: RunSettings | None = None
 
     # -- what an agent supplies ----------------------------------------------------
 
@@ -96,19 +98,11 @@ class AgentLoop(ABC, Generic[ResultT]):
         """Run the pending action."""
 
     @abstractmethod
-    def _revised(self, state: ReflexionState, reply: ResponderReply, run: RunSettings) -> dict[str, Any]:
-        """The state update of a revise turn, with the stop reason it ends the run with, if any."""
-
-    @abstractmethod
     def _parse_final_result(self, output: ReflexionState) -> ResultT:
         """The result of a finished run, read from typed state (never from message text)."""
 
     def _stop_after_tool(self, state: ReflexionState, run: RunSettings) -> str | None:
         """A stop reason checked as soon as the tool ran, before the model is called again."""
-        return None
-
-    def _skipped(self, state: ReflexionState) -> ToolRun | None:
-        """A tool step that runs nothing (the action already ran), or None to run the action."""
         return None
 
     def _responder_ready(self, turn: Turn, prompt: str | None, run: RunSettings) -> bool:
@@ -120,15 +114,6 @@ class AgentLoop(ABC, Generic[ResultT]):
     def _tool_ready(self, state: ReflexionState, run: RunSettings) -> None:
         """Raise `DatabaseUnavailableError` when the tool cannot be reached, so a run ends
         `tool_unavailable` before any model call is spent. Tools that need no check do nothing."""
-
-    def _route_labels(self) -> dict[str, tuple[str, str]]:
-        """What the drawing writes on each node's two exits: (going on, stopping, with the stop
-        reasons that can end the run there). Labels only: the routes themselves decide."""
-        return {
-            "draft": ("drafted", "no question, model error, database down"),
-            "execute_tool": ("result", "database down"),
-            "revise": ("revised", "model error"),
-        }
 
     def _question_message(self, question: str) -> HumanMessage:
         """How a question enters the memory."""
@@ -148,23 +133,36 @@ class AgentLoop(ABC, Generic[ResultT]):
         return self.models.conversation
 
     def own_settings(self) -> RunSettings:
-        """The settings of a hook called outside a run: the agent's own, no context."""
-        return own_settings(self.context_schema, self.parts().limits)
+        """The settings of a hook called outside a run: the agent's own, no context (read once: an
+        agent's settings are read when it is built)."""
+        if self._own is None:
+            self._own = own_settings(self.context_schema, self.parts().limits)
+        return self._own
 
+    @abstractmethod
     def parts(self) -> LoopParts:
-        """The loop's parts (`graphs.loop_parts.LoopParts`): this agent's hooks, handed over as functions."""
-        return parts_of(self)
+        """The loop's parts (`graphs.loop_parts.LoopParts`): the family's rules, with this agent's
+        hooks (`hook_parts`) in place of the parts they stand for."""
 
-    def _limits(self, context: Any, recorded: Mapping[str, Any]) -> dict[str, Any]:
-        """The limits in force in a run with `context`, which recorded `recorded` when it started ({}
-        while it starts): the step limit is the context's (at most the ceiling), else the recorded one,
-        else the agent's. A pure function of its arguments and the agent's options, the one rule
-        `nodes.run_settings.run_settings` applies at every node; an agent with limits of its own
-        (timeouts, row caps) adds them."""
-        from reflexion_agents.graphs.action_parts import ActionRules  # the one step-limit rule
-
-        rules = ActionRules(self.max_steps, lambda outcome: None, max_steps_ceiling=self.max_steps_ceiling)
-        return rules.limits(context, recorded)
+    def hook_parts(self) -> dict[str, Any]:
+        """This agent's hooks, as the `LoopParts` they stand for (bound methods, taken when the graph is
+        built): a subclass's own replace the package's."""
+        return {
+            "name": self.graph_name,
+            "state_schema": self.state_schema,
+            "context_schema": self.context_schema,
+            "input_schema": self.input_schema,
+            "output_schema": self.graph_output_schema,
+            "responder": self._responder,
+            "responder_ready": self._responder_ready,
+            "action_of": self._action_of,
+            "run_tool": self._run_tool,
+            "tool_ready": self._tool_ready,
+            "stop_after_tool": self._stop_after_tool,
+            "question_message": self._question_message,
+            "result_of": self._parse_final_result,
+            "result_blocks": not built_in_hooks(self, "_parse_final_result"),
+        }
 
     # -- the graph and the run API ---------------------------------------------------------
 

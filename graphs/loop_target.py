@@ -15,7 +15,6 @@ from langchain_core.messages import BaseMessage
 from langgraph.graph.state import CompiledStateGraph
 
 from reflexion_agents.graphs.loop_nodes import build_loop_graph, built_in_hooks
-from reflexion_agents.graphs.loop_parts import LoopParts, route_on_stop
 from reflexion_agents.nodes.models.wire import without_surrogates
 from reflexion_agents.schemas.errors import ConfigurationError
 
@@ -25,45 +24,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger("reflexion_agents.graphs.loop")
 
 
-def parts_of(agent: AgentLoop[Any]) -> LoopParts:
-    """An agent's hooks, handed over as the loop's parts (`graphs.loop_parts.LoopParts`): bound
-    methods, taken when the graph is built. biochatter's `_should_continue` routes after a revision
-    when the agent has one; a `_parse_final_result` of the user's own runs in a worker thread in an
-    async run (it may read anything)."""
-    return LoopParts(
-        name=agent.graph_name,
-        state_schema=agent.state_schema,
-        context_schema=agent.context_schema,
-        input_schema=agent.input_schema,
-        output_schema=agent.graph_output_schema,
-        limits=agent._limits,
-        responder=agent._responder,
-        action_of=agent._action_of,
-        run_tool=agent._run_tool,
-        revised=agent._revised,
-        result_of=agent._parse_final_result,
-        labels=agent._route_labels(),
-        max_steps_ceiling=agent.max_steps_ceiling,
-        question_message=agent._question_message,
-        tool_ready=agent._tool_ready,
-        responder_ready=agent._responder_ready,
-        skipped=agent._skipped,
-        stop_after_tool=agent._stop_after_tool,
-        route_after_revise=getattr(agent, "_should_continue", route_on_stop),
-        result_blocks=not built_in_hooks(agent, "_parse_final_result"),
-        tool_results_in_prompt=agent.tool_results_in_prompt,
-    )
-
-
 def compiled_loop(agent: AgentLoop[Any]) -> CompiledStateGraph[Any, Any, Any, Any]:
     """The agent's state machine: its parts, built into a graph (`graphs.loop_nodes.build_loop_graph`)."""
     return build_loop_graph(agent.parts(), agent.checkpointer)
-
-
-def recursion_limit(agent: AgentLoop[Any], steps: int | None = None) -> int:
-    """Each step is execute_tool + revise; the draft and a margin come on top. A resumed run may have
-    recorded more steps than the agent's ceiling: its limit is the run's (`steps`)."""
-    return 2 * max(agent.max_steps_ceiling, steps or 0) + 5
 
 
 def question_input(agent: AgentLoop[Any], question: str, prompt: str | None = None) -> dict[str, Any]:
@@ -112,7 +75,7 @@ class LoopTarget:
         return question_input(self.agent, question)
 
     def recursion_limit(self, steps: int | None = None) -> int:
-        return recursion_limit(self.agent, steps)
+        return self.agent.parts().recursion_limit(steps)
 
     def result_of(self, state: dict[str, Any]) -> Any:
         return self.agent._parse_final_result(state)  # type: ignore[arg-type]
