@@ -35,7 +35,7 @@ from reflexion_agents.schemas.text2cypher import Flow
 Graph = CompiledStateGraph[Any, Any, Any, Any]
 
 
-def checked_settings(builder: Callable[..., Any], what: str, settings: dict[str, Any]) -> dict[str, Any]:
+def refuse_unknown_settings(builder: Callable[..., Any], what: str, settings: dict[str, Any]) -> dict[str, Any]:
     """`settings`, once `builder` takes every one of them; else a `ConfigurationError` naming `what`."""
     try:
         inspect.signature(builder).bind_partial(**settings)
@@ -44,13 +44,28 @@ def checked_settings(builder: Callable[..., Any], what: str, settings: dict[str,
     return settings
 
 
+def factory_of(model: Any, settings: dict[str, Any]) -> Callable[[], Any]:
+    """What makes the agent's chat model: `model`, or biochatter's `conversation_factory` taken out of
+    `settings`, not both; neither is the environment's model."""
+    factory = settings.pop("conversation_factory", None)
+    if model is not None and factory is not None:
+        raise ConfigurationError("give the graph a model= or a conversation_factory=, not both")
+    return factory if factory is not None else model_factory(model)
+
+
 def conversation(model: Any, settings: dict[str, Any]) -> dict[str, Any]:
     """`settings` with the agent's `conversation_factory` for `model` (a chat model or a name)."""
-    if model is None:
-        return settings
-    if "conversation_factory" in settings:
-        raise ConfigurationError("give the graph a model= or a conversation_factory=, not both")
-    return {**settings, "conversation_factory": model_factory(model)}
+    given = dict(settings)
+    return {**given, "conversation_factory": factory_of(model, given)}
+
+
+def compiled(parts: Any, checkpointer: Any) -> Graph:
+    """An agent's parts as its graph, with `checkpointer` (none by default, as `create_react_agent`)."""
+    from reflexion_agents.graphs.loop_nodes import build_loop_graph
+    from reflexion_agents.nodes.checkpoints import resolve_checkpointer
+    from reflexion_agents.nodes.settings_checks import checkpointer_setting
+
+    return build_loop_graph(parts, resolve_checkpointer(checkpointer_setting(checkpointer)))
 
 
 def model_factory(model: Any) -> Callable[[], Any]:
@@ -70,41 +85,32 @@ def build_react_graph(
 ) -> Graph:
     """A ReAct agent calling `tools` (functions with type hints and a docstring, or LangChain tools)
     until it finishes, built from functions (`graphs.react_agent.react_parts`)."""
-    from reflexion_agents.graphs.loop_nodes import build_loop_graph
     from reflexion_agents.graphs.react_agent import ReActAgent, ReActTurn, react_parts
-    from reflexion_agents.nodes.checkpoints import resolve_checkpointer
     from reflexion_agents.nodes.models.run_models import RunModels
-    from reflexion_agents.nodes.settings_checks import checkpointer_setting
-    from reflexion_agents.schemas.settings import REACT_DEFAULTS, ReActSettings
-    from reflexion_agents.schemas.settings import checked_settings as checked
+    from reflexion_agents.schemas.settings import REACT_DEFAULTS, ReActSettings, checked_settings
 
-    given = conversation(model, checked_settings(ReActAgent, "the ReAct agent", settings))
-    factory = given.pop("conversation_factory", None) or model_factory(None)
-    max_steps = checked(ReActSettings, max_steps=given.pop("max_steps", REACT_DEFAULTS.max_steps)).max_steps
-    parts = react_parts(ReActTurn(tools, **given), RunModels(factory), max_steps)
-    return build_loop_graph(parts, resolve_checkpointer(checkpointer_setting(checkpointer)))
+    given = refuse_unknown_settings(ReActAgent, "the ReAct agent", dict(settings))
+    factory = factory_of(model, given)
+    max_steps = checked_settings(ReActSettings, max_steps=given.pop("max_steps", REACT_DEFAULTS.max_steps)).max_steps
+    return compiled(react_parts(ReActTurn(tools, **given), RunModels(factory), max_steps), checkpointer)
 
 
 def build_wikipedia_react_graph(model: Any = None, *, checkpointer: Any = None, **settings: Any) -> Graph:
     """The ReAct paper's agent: search and look up Wikipedia in text turns until it finishes; built from
     functions (`graphs.wikipedia_react_agent.wikipedia_parts`)."""
-    from reflexion_agents.graphs.loop_nodes import build_loop_graph
     from reflexion_agents.graphs.wikipedia_react_agent import (
         WikipediaReActAgent,
         WikipediaTurn,
         check_max_calls,
         wikipedia_parts,
     )
-    from reflexion_agents.nodes.checkpoints import resolve_checkpointer
     from reflexion_agents.nodes.models.run_models import RunModels
-    from reflexion_agents.nodes.settings_checks import checkpointer_setting
     from reflexion_agents.schemas.settings import WIKIPEDIA_DEFAULTS
 
-    given = conversation(model, checked_settings(WikipediaReActAgent, "the Wikipedia agent", settings))
-    factory = given.pop("conversation_factory", None) or model_factory(None)
+    given = refuse_unknown_settings(WikipediaReActAgent, "the Wikipedia agent", dict(settings))
+    factory = factory_of(model, given)
     max_calls = check_max_calls(given.pop("max_calls", WIKIPEDIA_DEFAULTS.max_calls))
-    parts = wikipedia_parts(WikipediaTurn(**given), RunModels(factory), max_calls)
-    return build_loop_graph(parts, resolve_checkpointer(checkpointer_setting(checkpointer)))
+    return compiled(wikipedia_parts(WikipediaTurn(**given), RunModels(factory), max_calls), checkpointer)
 
 
 def build_extraction_graph(
@@ -112,23 +118,21 @@ def build_extraction_graph(
 ) -> Graph:
     """Validated structured output: extract an `output_schema` from a passage, retrying with the
     validation errors until it validates; built from functions (`graphs.structured_output_agent`)."""
-    from reflexion_agents.graphs.loop_nodes import build_loop_graph
     from reflexion_agents.graphs.structured_output_agent import (
         ExtractionTurn,
         StructuredOutputReflectionAgent,
         extraction_parts,
     )
-    from reflexion_agents.nodes.checkpoints import resolve_checkpointer
     from reflexion_agents.nodes.models.run_models import RunModels
-    from reflexion_agents.nodes.settings_checks import checkpointer_setting
-    from reflexion_agents.schemas.settings import EXTRACTION_DEFAULTS, ExtractionSettings
-    from reflexion_agents.schemas.settings import checked_settings as checked
+    from reflexion_agents.schemas.settings import EXTRACTION_DEFAULTS, ExtractionSettings, checked_settings
 
-    given = conversation(model, checked_settings(StructuredOutputReflectionAgent, "the extraction agent", settings))
-    factory = given.pop("conversation_factory", None) or model_factory(None)
-    retries = checked(ExtractionSettings, max_retries=given.pop("max_retries", EXTRACTION_DEFAULTS.max_retries))
+    given = refuse_unknown_settings(StructuredOutputReflectionAgent, "the extraction agent", dict(settings))
+    factory = factory_of(model, given)
+    retries = checked_settings(
+        ExtractionSettings, max_retries=given.pop("max_retries", EXTRACTION_DEFAULTS.max_retries)
+    )
     parts = extraction_parts(ExtractionTurn(output_schema, **given), RunModels(factory), retries.max_retries)
-    return build_loop_graph(parts, resolve_checkpointer(checkpointer_setting(checkpointer)))
+    return compiled(parts, checkpointer)
 
 
 def build_text2cypher_graph(
@@ -137,7 +141,7 @@ def build_text2cypher_graph(
     """A text-to-Cypher flow (`naive`, `retry`, `retry_evaluate`, `planner`) over `database`."""
     from reflexion_agents.graphs.text2cypher_flow import Text2CypherFlow
 
-    given = conversation(model, checked_settings(Text2CypherFlow, f"the {flow} flow", settings))
+    given = conversation(model, refuse_unknown_settings(Text2CypherFlow, f"the {flow} flow", settings))
     if database is not None:
         given["database"] = database
     return Text2CypherFlow(flow, checkpointer=checkpointer, **given).graph

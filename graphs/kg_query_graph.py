@@ -24,7 +24,6 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import interrupt
 
 from reflexion_agents.graphs.kg_query_tool import KGQueryTool
-from reflexion_agents.graphs.loop_nodes import build_loop_graph
 from reflexion_agents.graphs.loop_parts import LoopParts, Turn
 from reflexion_agents.graphs.reflexion_parts import ReflexionRules, reflexion_parts
 from reflexion_agents.nodes.common.approval import approval_request, read_decision
@@ -255,14 +254,9 @@ def build_kg_query_graph(
     `database` a `GraphDatabase` (or `connection_args`; default: the one the environment names),
     `settings` the agent's (`KGQuerySettings`: `max_steps=5`, `row_cap=100`, ...), checked by name. No
     checkpointer unless given one, as `create_react_agent`."""
-    from reflexion_agents.graphs.builders import model_factory
-    from reflexion_agents.nodes.checkpoints import resolve_checkpointer
-    from reflexion_agents.nodes.settings_checks import checkpointer_setting
-    from reflexion_agents.schemas.errors import ConfigurationError
+    from reflexion_agents.graphs.builders import compiled, factory_of
     from reflexion_agents.schemas.settings import checked_settings
 
-    if model is not None and conversation_factory is not None:
-        raise ConfigurationError("give the graph a model= or a conversation_factory=, not both")
-    factory = conversation_factory or model_factory(model)
+    factory = factory_of(model, {"conversation_factory": conversation_factory})
     kg = KGQuery.of(checked_settings(KGQuerySettings, **settings), factory, connection_args, database, query_lang)
-    return build_loop_graph(kg_query_parts(kg, kg_rules(kg)), resolve_checkpointer(checkpointer_setting(checkpointer)))
+    return compiled(kg_query_parts(kg, kg_rules(kg)), checkpointer)

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from langgraph.graph.state import CompiledStateGraph
 
-from reflexion_agents.graphs.builders import checked_settings, conversation
+from reflexion_agents.graphs.builders import conversation, refuse_unknown_settings
 from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
 from reflexion_agents.graphs.react_agent import ReActAgent
 from reflexion_agents.graphs.structured_output_agent import StructuredOutputReflectionAgent
@@ -91,8 +91,10 @@ BUILDERS: dict[str, Callable[..., Servable]] = {
     "structured_output": partial(StructuredOutputReflectionAgent, CarCollection),
     **{f"text2cypher_{flow}": partial(Text2CypherFlow, flow) for flow in FLOWS},
 }
-#: The graphs that query a graph database (the others refuse `database=`).
-WITH_DATABASE = frozenset({"kg_reflexion", *(f"text2cypher_{flow}" for flow in FLOWS)})
+#: The graphs that query a graph database: those whose builder takes one (the others refuse `database=`).
+WITH_DATABASE = frozenset(
+    name for name, builder in BUILDERS.items() if "database" in inspect.signature(builder).parameters
+)
 
 _built: dict[str, Servable] = {}
 _lock = threading.Lock()
@@ -126,7 +128,7 @@ def build(name: str, *, model: Any = None, database: Any = None, checkpointer: A
             )
         settings["database"] = database
     builder = BUILDERS[name]
-    checked_settings(builder, f"the graph {name!r}", {"checkpointer": checkpointer, **settings})
+    refuse_unknown_settings(builder, f"the graph {name!r}", {"checkpointer": checkpointer, **settings})
     return builder(checkpointer=checkpointer, **settings)
 
 

@@ -154,9 +154,14 @@ def test_an_installed_package_without_the_repository_serves_the_registry(monkeyp
     from reflexion_agents.graphs import registry
 
     monkeypatch.setattr(registry, "LANGGRAPH_JSON", tmp_path / "absent" / "langgraph.json")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     command = serve_command(port=8123)
     written = Path(command[command.index("--config") + 1])
     assert written.exists() and json.loads(written.read_text())["graphs"] == registry.langgraph_graphs()
+    again = serve_command(port=8123)  # a second start writes the same file, leaving nothing behind
+    assert again[again.index("--config") + 1] == str(written) and list((tmp_path / "cache").rglob("*.json")) == [
+        written
+    ]
 
 
 def test_csv_values_are_read_strictly_and_malformed_files_are_refused(tmp_path, capsys, data_dir, falkordb_server):

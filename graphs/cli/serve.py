@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 from reflexion_agents.schemas.errors import ConfigurationError
@@ -79,12 +78,15 @@ def serve_command(
 
 def default_config() -> Path:
     """The repository's `langgraph.json`; an installed package has none, so the registry's graphs are
-    written to one in a folder of this user's own (the package itself is on the import path)."""
+    written to one in this user's cache (`$XDG_CACHE_HOME/reflexion-agents/`, written again at each
+    start: one file, not a new folder each time; the package itself is on the import path)."""
     from reflexion_agents.graphs.registry import LANGGRAPH_JSON, write_langgraph_json
 
     if LANGGRAPH_JSON.exists():
         return LANGGRAPH_JSON
-    written = Path(tempfile.mkdtemp(prefix="reflexion-serve-")) / "langgraph.json"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "reflexion-agents"
+    cache.mkdir(parents=True, exist_ok=True)
+    written = cache / "langgraph.json"
     write_langgraph_json(written)
     return written
 
