@@ -12,9 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 
-def lazy_exports(
-    package: str, sources: Mapping[str, str], exported: list[str]
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_exports(package: str, sources: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The `__getattr__` and `__dir__` of `package`, whose name `n` is `sources[n]`'s `n`; once read,
     a name is kept in the package, and found directly from then on."""
 
@@ -26,6 +24,6 @@ def lazy_exports(
         return value
 
     def __dir__() -> list[str]:
-        return sorted({*vars(sys.modules[package]), *exported})
+        return sorted({*vars(sys.modules[package]), *sources})
 
     return __getattr__, __dir__

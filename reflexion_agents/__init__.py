@@ -83,4 +83,4 @@ _SOURCES = {
 }
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _SOURCES, __all__)
+__getattr__, __dir__ = lazy_exports(__name__, _SOURCES)

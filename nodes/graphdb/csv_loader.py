@@ -167,7 +167,7 @@ class CsvLayout:
 
     header: list[str]
     kinds: dict[str, str]
-    version: tuple[int, int] = (0, 0)
+    version: tuple[int, int]
 
 
 def _version(path: str | Path) -> tuple[int, int]:
