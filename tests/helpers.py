@@ -8,6 +8,7 @@ import json
 import socket
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import redis
@@ -206,3 +207,24 @@ def mapped_values(db: Any, cypher: str, schema: Any = None) -> tuple[str, list[A
 def labelled_edges(graph) -> dict[tuple[str, str], str | None]:
     """A compiled graph's conditional edges, with the label each is drawn with."""
     return {(e.source, e.target): e.data for e in graph.get_graph().edges if e.conditional}
+
+
+SERVER_START_GUARD_S = 120.0  # a server process (LangGraph's, Vite's) starting on a busy machine
+
+
+def wait_until_serving(process: Any, url: str, log: Any, guard_s: float = SERVER_START_GUARD_S) -> None:
+    """Wait until the server `process` just started answers `url` with 200; fail with the end of its
+    `log` (a path) if it exits first or still does not answer after `guard_s` seconds."""
+    import httpx
+    import pytest
+
+    deadline = time.monotonic() + guard_s
+    while True:
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"{url} did not start:\n{Path(log).read_text()[-3000:]}")
+        time.sleep(0.5)

@@ -12,15 +12,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
-import httpx
 import pytest
 
-from tests.helpers import TOM_HANKS_QUERY, free_port, kg_model
+from tests.helpers import TOM_HANKS_QUERY, free_port, kg_model, wait_until_serving
 from tests.openai_stub import OpenAIStub
 
 pytestmark = pytest.mark.server
@@ -41,19 +39,6 @@ def missing() -> str | None:
     except ImportError:
         return "selenium is not installed (the dev extra has it)"
     return None
-
-
-def started(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    for _ in range(240):
-        try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        if process.poll() is not None:
-            break
-        time.sleep(0.5)
-    pytest.fail(f"{url} did not start:\n{log.read_text()[-3000:]}")
 
 
 @pytest.fixture
@@ -91,8 +76,8 @@ def chat_ui(falkordb_server, movies_db, tmp_path) -> Iterator[tuple[str, str]]:
             start_new_session=True,
         )
         try:
-            started(server, f"http://127.0.0.1:{server_port}/ok", logs["server"])
-            started(web, f"http://127.0.0.1:{web_port}/", logs["web"])
+            wait_until_serving(server, f"http://127.0.0.1:{server_port}/ok", logs["server"])
+            wait_until_serving(web, f"http://127.0.0.1:{web_port}/", logs["web"])
             yield f"http://127.0.0.1:{web_port}", f"http://127.0.0.1:{server_port}"
         finally:
             for process in (server, web):

@@ -10,7 +10,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from reflexion_agents.graphs import registry
-from tests.helpers import TOM_HANKS_QUERY, free_port, graph_fingerprint, last_query_shown
+from tests.helpers import TOM_HANKS_QUERY, free_port, graph_fingerprint, last_query_shown, wait_until_serving
 from tests.openai_stub import OpenAIStub, tool_names
 
 pytestmark = pytest.mark.server  # LangGraph's server and its SDK clients
@@ -83,17 +82,7 @@ def server(falkordb_server, movies_db, tmp_path_factory) -> Iterator[tuple[str, 
         )
         url = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 90
-            while True:
-                try:
-                    if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if process.poll() is not None or time.monotonic() > deadline:
-                    log.flush()
-                    pytest.fail(f"the server did not start:\n{Path(log.name).read_text()[-3000:]}")
-                time.sleep(0.5)
+            wait_until_serving(process, f"{url}/ok", log.name)
             yield url, stub
         finally:
             os.killpg(process.pid, signal.SIGTERM)
