@@ -11,8 +11,9 @@ Python SDK's `runs.wait` (REST). In-process, the same number of asyncio tasks ru
 `graph.ainvoke` on the graph `registry.build("kg_reflexion", ...)` makes, the server's own kind,
 with threads kept in memory as the development server keeps them.
 
-The development server's queue looks for new runs every 0.5 s when it is idle (LangGraph's in-memory
-runtime), so one client's run waits up to that long before it starts: the 1-client row shows it.
+LangGraph's in-memory runtime looks for new runs every 0.5 s when it is idle; `reflexion serve` tells
+its queue when a run arrives (`graphs/cli/langgraph_dev.py`), so the 1-client row is the in-process
+one plus HTTP, not plus a wait in line. `REFLEXION_SERVER_POLL_S` in the environment sets the look.
 
 Target: at 50 clients the server, with `reflexion serve`'s default `--jobs`, serves at least 60% of
 the in-process runs/s (measured in the same run).

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 import uuid
 from pathlib import Path
 
@@ -132,7 +133,8 @@ def test_serve_runs_langgraph_dev_offline_and_keeps_what_the_user_set():
     )
     assert offline_environment({"LANGSMITH_TRACING": "true"})["LANGSMITH_TRACING"] == "true"
     command = serve_command(port=8123)
-    assert command[1:2] == ["dev"] and "--no-browser" in command and "--no-reload" in command
+    assert command[:4] == [sys.executable, "-m", "reflexion_agents.graphs.cli.langgraph_dev", "dev"]
+    assert "--no-browser" in command and "--no-reload" in command
     assert command[command.index("--port") + 1] == "8123" and command[command.index("--config") + 1].endswith(
         "langgraph.json"
     )

@@ -67,6 +67,8 @@ def server(falkordb_server, movies_db, tmp_path_factory) -> Iterator[tuple[str, 
             "REFLEXION_DATABASE_URL": f"falkordb://{falkordb_server.host}:{falkordb_server.port}",
             "REFLEXION_GRAPH": "movies",
             "REFLEXION_DATA_DIR": str(tmp_path_factory.mktemp("server-data")),
+            # the queue's own look once an hour: every run here starts because the queue is told of it
+            "REFLEXION_SERVER_POLL_S": "3600",
         }
         log = (tmp_path_factory.mktemp("server-log") / "server.log").open("w")
         cwd = tmp_path_factory.mktemp("server-cwd")
@@ -113,6 +115,20 @@ def test_every_registered_graph_is_served_with_input_output_and_context_schemas(
         flow["output_schema"]["properties"]
     )
     assert {"max_llm_calls", "database_url"} <= set(flow["context_schema"]["properties"])
+
+
+def test_a_run_queued_behind_another_on_its_thread_starts_when_that_one_ends(server):
+    """Runs start when they are created or when the run ahead of them ends, not at the queue's next
+    look (an hour away here)."""
+    url, _ = server
+    client = get_sync_client(url=url)
+    thread, kg = client.threads.create()["thread_id"], assistant(client, "kg_reflexion")
+    question = {"messages": [{"role": "user", "content": "Which movies did Tom Hanks act in?"}]}
+    first = client.runs.create(thread, kg, input=question)
+    second = client.runs.create(thread, kg, input=question, multitask_strategy="enqueue")
+    client.runs.join(thread, second["run_id"])
+    ended = {run["run_id"]: run["status"] for run in client.runs.list(thread)}
+    assert ended == {first["run_id"]: "success", second["run_id"]: "success"}
 
 
 def test_the_server_reads_the_env_file_where_it_starts(server):

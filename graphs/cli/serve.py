@@ -12,7 +12,6 @@ with it LangGraph) only when the server is started.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -22,10 +21,10 @@ TRACING_VARIABLES = ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRA
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 2024
 #: Runs the server works on at once. LangGraph's own default (10) made 50 REST clients wait in line
-#: (2.1 runs/s). More is not better: the development server's queue waits 0.5 s each time it finds no
-#: run waiting, which happens as soon as every run has a job. On 2 cores 50 clients got 26-31 runs/s
-#: with 32, 24 with 64 and 22 with 100 (`python -m benchmarks.server_throughput --jobs N`).
-DEFAULT_JOBS = 32
+#: (2.1 runs/s). With the queue told of new runs (`langgraph_dev`), 50 clients of a 200 ms model got
+#: 29 runs/s with 32 jobs, 34 with 50, 44 with 64 and 38 with 100 on 2 cores, beside 50-54 in-process
+#: (`python -m benchmarks.server_throughput --jobs N`): past 64 the runs only share the same cores.
+DEFAULT_JOBS = 64
 
 
 def offline_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -39,14 +38,16 @@ def offline_environment(environ: dict[str, str] | None = None) -> dict[str, str]
     return env
 
 
-def langgraph_executable() -> str:
-    beside = Path(sys.executable).parent / "langgraph"
-    found = str(beside) if beside.exists() else shutil.which("langgraph")
-    if not found:
+def langgraph_dev_command() -> list[str]:
+    """`langgraph dev` with its queue told of new runs (`graphs/cli/langgraph_dev.py` says why)."""
+    import importlib.util
+
+    parts = ("langgraph_cli", "langgraph_api", "langgraph_runtime_inmem")
+    if not all(importlib.util.find_spec(name) for name in parts):
         raise ConfigurationError(
             "LangGraph's server is not installed: pip install 'reflexion-agents[serve]' (make serve does it for you)"
         )
-    return found
+    return [sys.executable, "-m", "reflexion_agents.graphs.cli.langgraph_dev", "dev"]
 
 
 def serve_command(
@@ -61,8 +62,7 @@ def serve_command(
     if config is None:  # the registry imports every graph's module: not for the parser, which reads the defaults
         config = default_config()
     command = [
-        langgraph_executable(),
-        "dev",
+        *langgraph_dev_command(),
         "--config",
         str(config),
         "--host",
