@@ -30,6 +30,8 @@ QUERY_LINE = "Query: "
 
 
 def _artifact(message: ToolMessage) -> dict[str, Any]:
+    """The outcome facts a tool result's message carries (`steps.message_artifact`): `rows` is a count
+    there, a list in a hook's own message."""
     artifact = message.artifact
     if isinstance(artifact, BaseModel):
         return artifact.model_dump()

@@ -159,13 +159,30 @@ def with_notice(run: ToolRun, notice: str | None) -> ToolRun:
     return run
 
 
+def message_artifact(outcome: ToolOutcome) -> dict[str, Any]:
+    """What a tool result's message keeps of its outcome: which step it is (the whole outcome is
+    `outcomes[step - 1]`), and what the prompt view reads (did it run, fail, give rows). The message
+    carries its text already; a second copy of the rows, the text and the check in every message
+    would be stored again in every checkpoint of the thread."""
+    return {
+        "step": outcome.step,
+        "executed": outcome.executed,
+        "non_empty": outcome.non_empty,
+        "error": outcome.error,
+        "rows": len(outcome.rows),
+    }
+
+
 def tool_update(state: Mapping[str, Any], run: ToolRun, stop_reason: StopReason | None = None) -> dict[str, Any]:
-    """Record a tool step: its message, its numbered outcome, and what it cost."""
+    """Record a tool step: its message (with `message_artifact`), its numbered outcome, and what it cost."""
     step = state.get("steps", 0) + 1
     outcome = run.outcome.model_copy(update={"step": step})
+    message = run.message
+    if isinstance(message, ToolMessage):
+        message = message.model_copy(update={"artifact": message_artifact(outcome)})
     update: dict[str, Any] = {
         **run.update,
-        "messages": [run.message] if run.message is not None else [],
+        "messages": [message] if message is not None else [],
         "steps": step,
         "outcomes": [*(state.get("outcomes") or []), outcome.model_dump()],
         "repeats": 0 if outcome.executed else state.get("repeats", 0) + 1,
