@@ -37,17 +37,18 @@ TARGET_OF_BARE = 0.9  # the agent's speed-up against the bare graph's
 
 
 class SlowGoldModel(GoldChatModel):
-    """The oracle, answering after `latency_s` like a model behind an API."""
+    """The oracle, answering after `latency_s` like a model behind an API. `run_manager` is named, as
+    LangChain hands it only to a `_generate` that names it: the oracle reads its run from it."""
 
     latency_s: float = 0.2
 
-    def _generate(self, *args: Any, **kwargs: Any) -> Any:
+    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
         time.sleep(self.latency_s)
-        return super()._generate(*args, **kwargs)
+        return super()._generate(messages, stop, run_manager, **kwargs)
 
-    async def _agenerate(self, *args: Any, **kwargs: Any) -> Any:
+    async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
         await asyncio.sleep(self.latency_s)
-        return super()._generate(*args, **kwargs)
+        return super()._generate(messages, stop, run_manager, **kwargs)
 
 
 class _Counter(TypedDict):

@@ -40,6 +40,7 @@ from reflexion_agents.nodes.reflexion.steps import (
 from reflexion_agents.nodes.run_settings import RunSettings, run_settings
 from reflexion_agents.schemas.errors import DatabaseUnavailableError
 from reflexion_agents.schemas.reflexion import ReflexionState
+from reflexion_agents.schemas.state_channels import state_after
 
 #: The nodes of every agent built on the loop, in the order a run meets them.
 LOOP_NODES = ("draft", "execute_tool", "revise", REPLY_NODE)
@@ -170,7 +171,7 @@ class LoopNodes:
         except DatabaseUnavailableError as e:
             return tool_update(state, unavailable_tool_run(state, e), stop_reason="tool_unavailable")
         update = tool_update(state, with_notice(tool_run, state.get("notice")))
-        update["stop_reason"] = self.parts.stop_after_tool({**state, **update}, run)
+        update["stop_reason"] = self.parts.stop_after_tool(state_after(state, update), run)
         return update
 
     async def aexecute_tool(self, state: ReflexionState, run: RunSettings) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from reflexion_agents.nodes.reflexion.stop_rules import (
 )
 from reflexion_agents.nodes.run_settings import RunSettings
 from reflexion_agents.schemas.reflexion import ReflexionAgentResult, ToolRun
+from reflexion_agents.schemas.state_channels import state_after
 
 
 def score_of(parsed: BaseModel) -> float | None:
@@ -89,7 +90,7 @@ class ReflexionRules:
         tool call then answered), or the note telling the model why its score did not end the run."""
         update = revise_update(state, reply, score_of, self.action_of, self.key)
         if "stop_reason" not in update:
-            revised = {**state, **update}
+            revised = state_after(state, update)
             stop = self.stop_reason or self.stop
             update["stop_reason"] = reason = stop(revised, run)
             stopped = stopped_tool_message(update["messages"], f"the loop stopped ({reason})") if reason else None

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from langchain_core.messages import AnyMessage, BaseMessage
-from langgraph.graph.message import add_messages
+from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from reflexion_agents.schemas.query_check import QueryCheck
 from reflexion_agents.schemas.reply_text import fenced, markdown_table, stop_words
 from reflexion_agents.schemas.run_result import RunResult
+from reflexion_agents.schemas.state_channels import MessageMemory, OutcomeMemory
 
 StopReason = Literal[
     "max_steps",  # the step limit was reached; the best result so far is returned
@@ -90,7 +90,7 @@ class ReflexionState(TypedDict, total=False):
     belongs to one run: the draft step resets them, so a thread can take a new question.
     """
 
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: MessageMemory
     question: str
     asked_id: str | None  # the user message a run took as its question: a later run does not take it again
     prompt: str | None
@@ -98,7 +98,7 @@ class ReflexionState(TypedDict, total=False):
     parsed_action: dict[str, Any] | None  # the newest draft/revise reply, parsed (a step schema dump)
     run_context: dict[str, Any]  # the context the run started with: a resume without one keeps these settings
     steps: int  # execute_tool steps taken in this run
-    outcomes: list[dict[str, Any]]  # one ToolOutcome per execute_tool step; revise scores the last
+    outcomes: OutcomeMemory  # one ToolOutcome per execute_tool step; revise scores the last
     last_score: float | None
     notice: str | None  # told to the model with the next tool result (a high score that was not believed)
     repeats: int  # consecutive actions that had already run
@@ -117,7 +117,7 @@ class ReflexionInput(TypedDict, total=False):
     """What a run takes: a user message (as LangGraph server and Studio send it) or a question,
     and optionally the task prompt (for the knowledge-graph agent, the kg_prompt)."""
 
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: MessageMemory
     question: str
     prompt: str | None
 
@@ -131,11 +131,11 @@ class ReflexionOutput(TypedDict, total=False):
     columns: list[str] | None
     rows: list[list[Any]] | None
     thread_id: str | None  # the run's thread, as a client continues it
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: MessageMemory
     question: str
     stop_reason: str | None
     steps: int
-    outcomes: list[dict[str, Any]]
+    outcomes: OutcomeMemory
     last_score: float | None
     usage: dict[str, int]
     error: str | None

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from langchain_core.messages import AnyMessage
-from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field, field_validator
 from typing_extensions import TypedDict
 
@@ -17,6 +15,7 @@ from reflexion_agents.schemas.query_check import ValueMapping as ValueMapping  #
 from reflexion_agents.schemas.reflexion import TokenUsage
 from reflexion_agents.schemas.reply_text import stop_words
 from reflexion_agents.schemas.run_result import RunResult
+from reflexion_agents.schemas.state_channels import MessageMemory
 
 FlowStopReason = Literal[
     "answered",  # the rows were summarised into an answer
@@ -120,7 +119,7 @@ def add_or_reset(left: list[dict[str, Any]] | None, right: list[dict[str, Any]] 
 class Text2CypherState(TypedDict, total=False):
     """The flows' state. Lists of attempts hold plain dicts (`Attempt` dumps) so any checkpointer stores them."""
 
-    messages: Annotated[list[AnyMessage], add_messages]  # each question and the answer message of its run
+    messages: MessageMemory  # each question and the answer message of its run
     question: str
     asked_id: str | None  # the user message a run took as its question: a later run does not take it again
     schema_text: str
@@ -156,7 +155,7 @@ class Text2CypherInput(TypedDict, total=False):
     LangGraph Studio and chat clients send)."""
 
     question: str
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: MessageMemory
 
 
 class Text2CypherOutput(TypedDict, total=False):
@@ -168,7 +167,7 @@ class Text2CypherOutput(TypedDict, total=False):
     columns: list[str] | None
     rows: list[list[Any]] | None
     thread_id: str | None  # the run's thread, as a client continues it
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: MessageMemory
     question: str
     stop_reason: FlowStopReason | None
     attempts: list[dict[str, Any]]

@@ -184,7 +184,7 @@ def tool_update(state: Mapping[str, Any], run: ToolRun, stop_reason: StopReason 
         **run.update,
         "messages": [message] if message is not None else [],
         "steps": step,
-        "outcomes": [*(state.get("outcomes") or []), outcome.model_dump()],
+        "outcomes": [outcome.model_dump()],  # appended (schemas/state_channels.py)
         "repeats": 0 if outcome.executed else state.get("repeats", 0) + 1,
     }
     if run.usage is not None:
@@ -206,18 +206,18 @@ def revise_update(
     if reply.parsed is None or reply.message is None:
         return {"usage": _usage_after(state, reply), "stop_reason": "model_error", "error": f"revise: {reply.error}"}
     score = score_of(reply.parsed)
-    outcomes = list(state.get("outcomes") or [])
+    outcomes = state.get("outcomes") or []
     judged = judged_index(outcomes, key)
-    if judged is not None:
-        outcomes[judged] = {**outcomes[judged], "score": score}
-    return {
+    update: dict[str, Any] = {
         "messages": [reply.message],
         "usage": _usage_after(state, reply),
         "action": action_of(reply.parsed),
         "parsed_action": reply.parsed.model_dump(),
         "last_score": score,
-        "outcomes": outcomes,
     }
+    if judged is not None:  # the score alone, onto the outcome of its step (schemas/state_channels.py)
+        update["outcomes"] = [{"step": outcomes[judged]["step"], "score": score}]
+    return update
 
 
 def stopped_tool_message(messages: Sequence[BaseMessage], why: str) -> ToolMessage | None:

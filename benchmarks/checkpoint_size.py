@@ -1,0 +1,91 @@
+"""What a question costs in the default checkpointer's SQLite file, and how a thread grows with its steps.
+
+    python -m benchmarks.checkpoint_size [--questions 20]
+
+`KGQueryReflexionAgent` answers `--questions` questions, each in a thread of its own, on the movies
+graph with the default checkpointer (SQLite, `nodes.checkpoints.sqlite_checkpointer`), for runs of
+1, 3, 5 and 10 iterations (a draft or revision, then its query; the queries return 1 to 20 rows).
+The scripted model answers at once. After the runs, the file's write-ahead log is folded into it,
+and the table gives the file's bytes per question and what the rows hold (checkpoints, and the
+writes of each step).
+
+Two targets, from the state's two growing lists being stored as each step's additions
+(`schemas/state_channels.py`) rather than whole at every step:
+- at most 20 KB of file per 5-iteration question;
+- storage linear in the steps: a 10-iteration question at most 2.2x a 5-iteration one (a thread
+  that stored its whole state at every step grew with the square of its steps: 4x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import tempfile
+from pathlib import Path
+
+from benchmarks.harness import loop_script, machine, movies_database, result_line
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.nodes.checkpoints import sqlite_checkpointer
+from reflexion_agents.nodes.models import ScriptedChatModel
+
+TARGET_KB = 20.0  # a 5-iteration question
+TARGET_GROWTH = 2.2  # 10 iterations against 5
+QUERIES = [
+    "MATCH (p:Person {{name: 'Tom Hanks'}})-[:ACTED_IN]->(m:Movie) RETURN m.title AS title, {i} AS attempt",
+    "MATCH (p:Person)-[:ACTED_IN]->(m:Movie) RETURN p.name AS name, count(m) AS movies, {i} AS attempt "
+    "ORDER BY movies DESC LIMIT 20",
+    "MATCH (m:Movie {{title: 'The Matrix'}}) RETURN m.title AS title, m.released AS released, {i} AS attempt",
+]
+
+
+def stored_bytes(path: Path) -> tuple[int, int, int]:
+    """(the file's bytes, the checkpoints' bytes, the writes' bytes), the write-ahead log folded in."""
+    with sqlite3.connect(path) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        checkpoints = connection.execute("SELECT sum(length(checkpoint) + length(metadata)) FROM checkpoints")
+        writes = connection.execute("SELECT sum(length(value)) FROM writes")
+        return path.stat().st_size, int(checkpoints.fetchone()[0] or 0), int(writes.fetchone()[0] or 0)
+
+
+def measure(db: object, folder: Path, iterations: int, questions: int) -> tuple[float, float, float]:
+    """KB per question: (file, checkpoints, writes), for questions of `iterations` iterations."""
+    path = folder / f"threads-{iterations}.sqlite"
+    model = ScriptedChatModel()
+    agent = KGQueryReflexionAgent(
+        conversation_factory=lambda: model,
+        database=db,
+        max_steps=iterations,
+        checkpointer=sqlite_checkpointer(path),
+        trust_non_empty_result=False,
+    )
+    empty = stored_bytes(path)
+    for question in range(questions):
+        queries = [QUERIES[(question + i) % len(QUERIES)].format(i=i) for i in range(iterations)]
+        model.replies, model.calls = loop_script(queries), []
+        result = agent.execute(f"Question {question}: which movies?")
+        assert result.steps == iterations, (result.stop_reason, result.error)
+    after = stored_bytes(path)
+    file, checkpoints, writes = ((a - e) / questions / 1024 for a, e in zip(after, empty, strict=True))
+    return file, checkpoints, writes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=int, default=20)
+    args = parser.parse_args()
+    rows = {}
+    with movies_database() as db, tempfile.TemporaryDirectory() as folder:
+        for iterations in (1, 3, 5, 10):
+            rows[iterations] = measure(db, Path(folder), iterations, args.questions)
+    print("| iterations a question | file KB / question | checkpoints KB | writes KB |")
+    print("|---:|---:|---:|---:|")
+    for iterations, (file, checkpoints, writes) in rows.items():
+        print(f"| {iterations} | {file:.1f} | {checkpoints:.1f} | {writes:.1f} |")
+    print(f"\n{args.questions} questions a row, each in its own thread of one SQLite file.")
+    print(f"Machine: {machine()}\n")
+    print(result_line("checkpoint_kb_per_question", rows[5][0], TARGET_KB, unit="KB"))
+    print(result_line("checkpoint_growth_10_vs_5_iterations", rows[10][0] / rows[5][0], TARGET_GROWTH, unit="x"))
+
+
+if __name__ == "__main__":
+    main()

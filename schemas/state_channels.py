@@ -1,0 +1,91 @@
+"""The channels of the state's two growing lists, the messages and the tool steps' outcomes: each
+checkpoint stores what a step added, not the whole list.
+
+On a plain channel LangGraph writes a list's whole value into every checkpoint that changed it: a
+thread's storage grows with the square of its steps (a 10-step question wrote ~500 KB to SQLite for
+~30 KB of state). LangGraph's `DeltaChannel` keeps only the steps' writes (which every checkpointer
+stores anyway) and rebuilds the list by replaying them through a reducer, with a full copy every
+`SNAPSHOT_EVERY` updates to bound the replay.
+
+A reducer must give the same list however the writes are batched, so both fold the writes one by
+one. `merged_messages` is `add_messages`, with an id derived from where a message lands and what it
+says for a message without one (`add_messages` would draw a random one, different at each replay):
+a run's question keeps the id its run recorded (`asked_id`) across a resume. `merged_outcomes`
+appends an outcome, updates the one of the same step (a revision writes its score alone), and
+starts over on an empty write (a new question).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any
+
+from langchain_core.messages import AnyMessage, BaseMessage, convert_to_messages
+from langgraph.channels.delta import DeltaChannel
+from langgraph.graph.message import add_messages
+
+#: A full copy of the list every this many updates of the channel (LangGraph's default is 100).
+SNAPSHOT_EVERY = 50
+_IDS = uuid.UUID("6f1d0c52-2b7e-4c0e-9a55-5d2f1b7f3a10")  # the namespace of derived message ids
+
+
+def _with_ids(write: Any, position: int) -> list[BaseMessage] | Any:
+    """`write` as messages, each without an id given one from its position in the list and its content."""
+    if not isinstance(write, (list, tuple)):
+        write = [write]
+    try:
+        messages = convert_to_messages(write)
+    except (ValueError, NotImplementedError, TypeError):
+        return write  # add_messages says what is wrong with it
+    named = []
+    for offset, message in enumerate(messages):
+        if message.id is None:
+            seed = f"{position + offset}:{message.type}:{message.content!r}"
+            message = message.model_copy(update={"id": str(uuid.uuid5(_IDS, seed))})
+        named.append(message)
+    return named
+
+
+def merged_messages(state: Sequence[BaseMessage] | None, writes: Sequence[Any]) -> list[BaseMessage]:
+    """`add_messages` over each write in turn, ids given where missing (`_with_ids`)."""
+    merged: list[BaseMessage] = list(state or [])
+    for write in writes:
+        merged = add_messages(merged, _with_ids(write, len(merged)))  # type: ignore[arg-type,assignment]
+    return merged
+
+
+def merged_outcomes(state: Sequence[dict[str, Any]] | None, writes: Sequence[Any]) -> list[dict[str, Any]]:
+    """Each write is a list of outcome dumps (`ToolOutcome`): one whose `step` is already there
+    updates it (a revision writes `{"step": n, "score": s}`), another is appended; an empty list
+    empties the channel."""
+    merged: list[dict[str, Any]] = list(state or [])
+    for write in writes:
+        if not write:
+            merged = []
+        for outcome in write:
+            at = next((i for i, o in enumerate(merged) if o.get("step") == outcome.get("step")), None)
+            if at is None:
+                merged.append(outcome)
+            else:
+                merged[at] = {**merged[at], **outcome}
+    return merged
+
+
+def state_after(state: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+    """The state as the graph will hold it once a node's `update` is applied: what a node reads when
+    it decides on its own update (a stop rule after a tool step). `{**state, **update}` would take a
+    step's one new outcome or message for the whole list."""
+    after = {**state, **update}
+    if "messages" in update:
+        after["messages"] = merged_messages(state.get("messages"), [update["messages"]])
+    if "outcomes" in update:
+        after["outcomes"] = merged_outcomes(state.get("outcomes"), [update["outcomes"]])
+    return after
+
+
+#: The `messages` field of every graph's state, input and output.
+MessageMemory = Annotated[list[AnyMessage], DeltaChannel(merged_messages, snapshot_frequency=SNAPSHOT_EVERY)]
+#: The `outcomes` field of the Reflexion engine's state and output: a tool step writes its outcome,
+#: a revision the outcome it scored, a new question `[]`.
+OutcomeMemory = Annotated[list[dict[str, Any]], DeltaChannel(merged_outcomes, snapshot_frequency=SNAPSHOT_EVERY)]

@@ -1,0 +1,105 @@
+"""The state's growing lists (messages, outcomes) are stored as each step's additions
+(schemas/state_channels.py): replaying a thread's writes gives back the same lists, however LangGraph
+batches them, and a thread's storage grows with its steps, not with their square."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.nodes.checkpoints import sqlite_checkpointer
+from reflexion_agents.nodes.models import ScriptedChatModel
+from reflexion_agents.schemas.state_channels import merged_messages, merged_outcomes, state_after
+from tests.helpers import draft, revise
+
+QUERIES = [
+    "MATCH (p:Person {name: 'Tom Hanks'})-[:ACTED_IN]->(m:Movie) RETURN m.title AS title, %d AS attempt",
+    "MATCH (m:Movie {title: 'The Matrix'}) RETURN m.released AS released, %d AS attempt",
+]
+
+
+@pytest.mark.unit
+def test_messages_replayed_in_any_batches_are_the_same_messages_with_the_same_ids():
+    """A question a client sent as a dict and a tool result the engine wrote have no id: each gets the
+    same one at every replay, so a run's recorded question (`asked_id`) is found again on resume."""
+    writes = [
+        [{"role": "user", "content": "Which movies?"}],
+        [AIMessage(content="", id="run-1", tool_calls=[{"name": "q", "args": {}, "id": "c1"}])],
+        [ToolMessage(content="3 rows", tool_call_id="c1")],
+        [HumanMessage(content="Which movies?")],  # the same words again, later: another message
+    ]
+    at_once = merged_messages([], writes)
+    one_by_one: list = []
+    for write in writes:
+        one_by_one = merged_messages(one_by_one, [write])
+    split = merged_messages(merged_messages([], writes[:2]), writes[2:])
+    assert [m.id for m in at_once] == [m.id for m in one_by_one] == [m.id for m in split]
+    assert all(m.id for m in at_once) and len({m.id for m in at_once}) == 4
+    assert [m.content for m in at_once] == ["Which movies?", "", "3 rows", "Which movies?"]
+
+
+@pytest.mark.unit
+def test_a_revision_scores_the_outcome_of_its_step_and_a_new_question_starts_over():
+    first = {"step": 1, "action": "MATCH (m) RETURN m", "executed": True, "score": None}
+    second = {"step": 2, "action": "MATCH (p) RETURN p", "executed": True, "score": None}
+    outcomes = merged_outcomes([], [[first], [second], [{"step": 1, "score": 8.0}]])
+    assert outcomes == [{**first, "score": 8.0}, second]
+    assert merged_outcomes(outcomes, [[], [second]]) == [second]  # a new question's draft writes []
+    # what a node sees of the state its update makes, as the graph will hold it
+    after = state_after({"outcomes": outcomes, "steps": 2}, {"outcomes": [{"step": 2, "score": 3.0}], "steps": 2})
+    assert [o["score"] for o in after["outcomes"]] == [8.0, 3.0]
+
+
+def run_thread(movies_db, path, iterations: int, thread: str) -> KGQueryReflexionAgent:
+    """A question of `iterations` queries, each revision scoring its own result low but the last."""
+    queries = [QUERIES[i % 2] % i for i in range(iterations)]
+    replies = [draft(queries[0])] + [revise(q, score=2) for q in queries[1:]] + [revise(queries[-1], score=9)]
+    model = ScriptedChatModel(replies=replies)
+    agent = KGQueryReflexionAgent(
+        conversation_factory=lambda: model,
+        database=movies_db,
+        max_steps=iterations,
+        checkpointer=sqlite_checkpointer(path),
+        trust_non_empty_result=False,
+    )
+    result = agent.execute("Which movies did Tom Hanks act in?", config={"configurable": {"thread_id": thread}})
+    assert result.steps == iterations, (result.stop_reason, result.error)
+    return agent
+
+
+def stored(path, thread: str) -> list[int]:
+    """The bytes of each of the thread's checkpoints and of its writes, oldest first."""
+    with sqlite3.connect(path) as connection:
+        checkpoints = connection.execute(
+            "SELECT length(checkpoint) FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id", (thread,)
+        ).fetchall()
+        writes = connection.execute("SELECT sum(length(value)) FROM writes WHERE thread_id = ?", (thread,))
+        return [n for (n,) in checkpoints] + [writes.fetchone()[0]]
+
+
+def test_a_thread_read_back_by_another_saver_has_every_message_and_scored_outcome(movies_db, tmp_path):
+    path = tmp_path / "threads.sqlite"
+    agent = run_thread(movies_db, path, 6, "six")
+    config = {"configurable": {"thread_id": "six"}}
+    live = agent.graph.get_state(config).values
+    with SqliteSaver.from_conn_string(str(path)) as saver:  # LangGraph's own saver, a connection of its own
+        read_back = agent.graph.copy(update={"checkpointer": saver}).get_state(config).values
+    assert [(m.id, m.content) for m in read_back["messages"]] == [(m.id, m.content) for m in live["messages"]]
+    assert read_back["outcomes"] == live["outcomes"] and len(live["outcomes"]) == 6
+    assert [o["score"] for o in read_back["outcomes"]] == [2, 2, 2, 2, 2, 9]
+    assert read_back["asked_id"] == live["messages"][0].id  # the question the run recorded, found again
+
+
+def test_a_threads_storage_grows_with_its_steps_not_their_square(movies_db, tmp_path):
+    path = tmp_path / "threads.sqlite"
+    run_thread(movies_db, path, 3, "three")
+    run_thread(movies_db, path, 9, "nine")
+    short, long = stored(path, "three"), stored(path, "nine")
+    # no checkpoint holds the lists whole: the last is no bigger than one early in the run
+    assert max(long[:-1]) < 2 * long[2]
+    # three times the steps, about three times the bytes (the square would be nine times)
+    assert sum(long) < 3.6 * sum(short)
