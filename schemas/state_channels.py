@@ -11,7 +11,7 @@ A reducer must give the same list however the writes are batched, so both fold t
 one. `merged_messages` is `add_messages`, with an id derived from where a message lands and what it
 says for a message without one (`add_messages` would draw a random one, different at each replay):
 a run's question keeps the id its run recorded (`asked_id`) across a resume. `merged_outcomes`
-appends an outcome, updates the one of the same step (a revision writes its score alone), and
+appends an outcome, updates the one of the same step (a revision writes the outcome it scored), and
 starts over on an empty write (a new question).
 """
 
@@ -57,8 +57,8 @@ def merged_messages(state: Sequence[BaseMessage] | None, writes: Sequence[Any]) 
 
 def merged_outcomes(state: Sequence[dict[str, Any]] | None, writes: Sequence[Any]) -> list[dict[str, Any]]:
     """Each write is a list of outcome dumps (`ToolOutcome`): one whose `step` is already there
-    updates it (a revision writes `{"step": n, "score": s}`), another is appended; an empty list
-    empties the channel."""
+    updates it (a revision writes the outcome it scored, with its score), another is appended; an
+    empty list empties the channel."""
     merged: list[dict[str, Any]] = list(state or [])
     for write in writes:
         if not write:

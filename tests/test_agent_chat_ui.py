@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from typing import Any
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -110,14 +111,20 @@ def browser(downloads: Path) -> object:
 
 def test_a_query_is_approved_with_an_edit_from_agent_chat_ui(chat_ui, tmp_path):
     from langgraph_sdk import get_sync_client
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
+
+    def until(page: Any, seconds: float, condition: Any) -> Any:
+        """Wait for `condition`, looking again when the page re-drew what it was reading (React
+        replaces elements as the run streams in)."""
+        return WebDriverWait(page, seconds, ignored_exceptions=(StaleElementReferenceException,)).until(condition)
 
     web, server = chat_ui
     page = browser(tmp_path / "chromium")
     try:
         page.get(f"{web}/?apiUrl={server}&assistantId=kg_reflexion")
-        WebDriverWait(page, 60).until(lambda p: p.find_elements(By.CSS_SELECTOR, "textarea"))
+        until(page, 60, lambda p: p.find_elements(By.CSS_SELECTOR, "textarea"))
         page.find_element(By.CSS_SELECTOR, "textarea").send_keys("Which movies did Tom Hanks act in?")
         page.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
 
@@ -128,14 +135,21 @@ def test_a_query_is_approved_with_an_edit_from_agent_chat_ui(chat_ui, tmp_path):
             buttons = {b.text.strip() for b in p.find_elements(By.TAG_NAME, "button")}
             return fields[0] if fields and {"Accept", "Ignore"} <= buttons else None
 
-        field = WebDriverWait(page, 90).until(approval_form)
-        drafted = field.get_attribute("value")
+        drafted = until(page, 90, lambda p: (form := approval_form(p)) is not None and form.get_attribute("value"))
         page.save_screenshot(str(SHOTS / "approval.png"))
-        field.clear()
-        field.send_keys(TOM_HANKS_QUERY)
-        submit = [b for b in page.find_elements(By.TAG_NAME, "button") if b.text.strip() in ("Submit", "Accept")]
-        submit[0].click()
-        WebDriverWait(page, 90).until(lambda p: "Cast Away" in p.page_source and "Stopped:" in p.page_source)
+
+        def edited_and_sent(p):  # from the form as drawn now: a re-draw in between makes it look again
+            field = approval_form(p)
+            if field is None:
+                return False
+            field.clear()
+            field.send_keys(TOM_HANKS_QUERY)
+            submit = [b for b in p.find_elements(By.TAG_NAME, "button") if b.text.strip() in ("Submit", "Accept")]
+            submit[0].click()
+            return True
+
+        until(page, 90, edited_and_sent)
+        until(page, 90, lambda p: "Cast Away" in p.page_source and "Stopped:" in p.page_source)
         page.save_screenshot(str(SHOTS / "answer.png"))
         thread = parse_qs(urlparse(page.current_url).query)["threadId"][0]
     finally:

@@ -215,8 +215,8 @@ def revise_update(
         "parsed_action": reply.parsed.model_dump(),
         "last_score": score,
     }
-    if judged is not None:  # the score alone, onto the outcome of its step (schemas/state_channels.py)
-        update["outcomes"] = [{"step": outcomes[judged]["step"], "score": score}]
+    if judged is not None:  # the scored outcome, in place of its step's (schemas/state_channels.py)
+        update["outcomes"] = [{**outcomes[judged], "score": score}]
     return update
 
 
