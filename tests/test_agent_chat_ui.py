@@ -12,9 +12,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-from typing import Any
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
