@@ -182,11 +182,19 @@ def langgraph_graphs() -> dict[str, str]:
     return {name: f"{MODULE}:{name}" for name in BUILDERS}
 
 
+#: The web page's app, which `langgraph.json`'s `http.app` mounts beside the graphs (graphs/web/app.py).
+WEB_APP = "reflexion_agents.graphs.web.app:app"
+
+
 def write_langgraph_json(path: Path = LANGGRAPH_JSON) -> None:
-    """Rewrite the `graphs` of `langgraph.json` from the registry; its other settings stay."""
+    """Rewrite the `graphs` of `langgraph.json` from the registry, with the web page's app; its other
+    settings stay."""
     # a new one reads `.env` where the server starts, as the project's own does
-    config = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"dependencies": ["."], "env": ".env"}
+    config: dict[str, Any] = (
+        json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"dependencies": ["."], "env": ".env"}
+    )
     config["graphs"] = langgraph_graphs()
+    config["http"] = {**config.get("http", {}), "app": WEB_APP}
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 
 
