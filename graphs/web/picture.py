@@ -10,6 +10,7 @@ database and graph the question was asked of.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -18,6 +19,7 @@ from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
 
 #: At most this many values are looked up, nodes found by them, and relationships drawn.
 MAX_VALUES = 60
+MAX_ROWS = 1000  # the rows read for values: the first of a long answer are enough to find its nodes
 MAX_FOUND = 40
 MAX_LINKS = 300
 TIMEOUT_S = 5.0
@@ -55,7 +57,7 @@ def values_of(query: str | None, rows: Iterable[Iterable[Any]]) -> list[str | in
     """The values to look nodes up by: the query's quoted values, then the rows' text, then (only when
     there is no text) their whole numbers, which would otherwise match every node born that year."""
     quoted = [a or b for a, b in _QUOTED.findall(query or "")]
-    cells = [v for row in rows for cell in row for v in _scalars(cell)]
+    cells = [v for row in itertools.islice(rows, MAX_ROWS) for cell in row for v in _scalars(cell)]
     texts = [v for v in [*quoted, *cells] if isinstance(v, str)]
     chosen: list[str | int] = list(texts) if texts else [v for v in cells if isinstance(v, int)]
     return list(dict.fromkeys(chosen))[:MAX_VALUES]
