@@ -30,20 +30,26 @@ SNAPSHOT_EVERY = 50
 _IDS = uuid.UUID("6f1d0c52-2b7e-4c0e-9a55-5d2f1b7f3a10")  # the namespace of derived message ids
 
 
-def _with_ids(write: Any, position: int) -> list[BaseMessage] | Any:
-    """`write` as messages, each without an id given one from its position in the list and its content."""
-    if not isinstance(write, (list, tuple)):
+def _with_ids(write: Any, before: Sequence[BaseMessage]) -> list[BaseMessage] | Any:
+    """`write` as messages, each without an id given one from the message before it, its position and
+    its content. (LangGraph gives message objects and dicts an id before it stores a write; text and
+    `(role, text)` pairs reach the reducer without one.)"""
+    if isinstance(write, tuple):
+        # stored, a tuple comes back a list: `("user", "hi")` would replay as two messages
+        raise TypeError(f"write messages as a list, as in [{write!r}]: a bare tuple is read two ways")
+    if not isinstance(write, list):
         write = [write]
     try:
         messages = convert_to_messages(write)
     except (ValueError, NotImplementedError, TypeError):
         return write  # add_messages says what is wrong with it
-    named = []
+    named, previous = [], before[-1].id if before else ""
     for offset, message in enumerate(messages):
         if message.id is None:
-            seed = f"{position + offset}:{message.type}:{message.content!r}"
+            seed = f"{previous}:{len(before) + offset}:{message.type}:{message.content!r}"
             message = message.model_copy(update={"id": str(uuid.uuid5(_IDS, seed))})
         named.append(message)
+        previous = message.id
     return named
 
 
@@ -51,16 +57,21 @@ def merged_messages(state: Sequence[BaseMessage] | None, writes: Sequence[Any]) 
     """`add_messages` over each write in turn, ids given where missing (`_with_ids`)."""
     merged: list[BaseMessage] = list(state or [])
     for write in writes:
-        merged = add_messages(merged, _with_ids(write, len(merged)))  # type: ignore[arg-type,assignment]
+        merged = add_messages(merged, _with_ids(write, merged))  # type: ignore[arg-type,assignment]
     return merged
 
 
 def merged_outcomes(state: Sequence[dict[str, Any]] | None, writes: Sequence[Any]) -> list[dict[str, Any]]:
-    """Each write is a list of outcome dumps (`ToolOutcome`): one whose `step` is already there
+    """Each write is a list of outcome dumps (`ToolOutcome`), or one: one whose `step` is already there
     updates it (a revision writes the outcome it scored, with its score), another is appended; an
-    empty list empties the channel."""
+    empty list empties the channel, None leaves it. (To set the whole list, write LangGraph's
+    `Overwrite([...])`.)"""
     merged: list[dict[str, Any]] = list(state or [])
     for write in writes:
+        if write is None:
+            continue  # no change (an edit of the state that leaves the outcomes as they are)
+        if isinstance(write, dict):
+            write = [write]
         if not write:
             merged = []
         for outcome in write:

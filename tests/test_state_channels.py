@@ -24,8 +24,9 @@ QUERIES = [
 
 @pytest.mark.unit
 def test_messages_replayed_in_any_batches_are_the_same_messages_with_the_same_ids():
-    """A question a client sent as a dict and a tool result the engine wrote have no id: each gets the
-    same one at every replay, so a run's recorded question (`asked_id`) is found again on resume."""
+    """Text and messages with no id (LangGraph gives message objects an id before it stores a write;
+    text reaches the reducer without one) get the same id at every replay, so a run's recorded
+    question (`asked_id`) is found again on resume."""
     writes = [
         [{"role": "user", "content": "Which movies?"}],
         [AIMessage(content="", id="run-1", tool_calls=[{"name": "q", "args": {}, "id": "c1"}])],
@@ -43,12 +44,25 @@ def test_messages_replayed_in_any_batches_are_the_same_messages_with_the_same_id
 
 
 @pytest.mark.unit
+def test_the_same_words_after_a_removal_are_a_new_message_and_a_bare_tuple_is_refused():
+    from langchain_core.messages import RemoveMessage
+
+    memory = merged_messages([], [["a", "b", "yes"]])
+    memory = merged_messages(memory, [[RemoveMessage(id=memory[0].id)], ["yes"]])
+    assert [m.content for m in memory] == ["b", "yes", "yes"]
+    with pytest.raises(TypeError, match="write messages as a list"):
+        merged_messages([], [("user", "hi")])
+    assert [m.content for m in merged_messages([], [[("user", "hi")]])] == ["hi"]
+
+
+@pytest.mark.unit
 def test_a_revision_scores_the_outcome_of_its_step_and_a_new_question_starts_over():
     first = {"step": 1, "action": "MATCH (m) RETURN m", "executed": True, "score": None}
     second = {"step": 2, "action": "MATCH (p) RETURN p", "executed": True, "score": None}
     outcomes = merged_outcomes([], [[first], [second], [{"step": 1, "score": 8.0}]])
     assert outcomes == [{**first, "score": 8.0}, second]
     assert merged_outcomes(outcomes, [[], [second]]) == [second]  # a new question's draft writes []
+    assert merged_outcomes(outcomes, [None, {"step": 2, "score": 1.0}])[1]["score"] == 1.0  # an edit's forms
     # what a node sees of the state its update makes, as the graph will hold it
     after = state_after({"outcomes": outcomes, "steps": 2}, {"outcomes": [{"step": 2, "score": 3.0}], "steps": 2})
     assert [o["score"] for o in after["outcomes"]] == [8.0, 3.0]

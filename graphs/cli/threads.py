@@ -42,8 +42,6 @@ def summary(saved: Any) -> dict[str, Any]:
     paused = any(write[1] == INTERRUPT for write in saved.pending_writes or [])
     stop = values.get("stop_reason")
     status = "paused for approval" if paused else f"finished ({stop})" if stop else "interrupted"
-    outcomes = values.get("outcomes") or []
-    latest = outcomes[-1] if outcomes else {}
     return {
         "thread_id": saved.config["configurable"]["thread_id"],
         "graph": (values.get("run_context") or {}).get(GRAPH_KEY, "?"),
@@ -52,7 +50,9 @@ def summary(saved: Any) -> dict[str, Any]:
         "question": values.get("question") or "",
         "steps": values.get("steps"),
         "answer": values.get("answer"),  # a finished run's answer, as its last message says it
-        "query": values.get("query") or values.get("cypher") or latest.get("action"),
+        # the outcomes are stored as each step's additions (schemas/state_channels.py): the newest
+        # action is a plain field
+        "query": values.get("query") or values.get("cypher") or values.get("action"),
         "error": values.get("error"),
     }
 

@@ -30,7 +30,7 @@ from starlette.staticfiles import StaticFiles
 from reflexion_agents.graphs.web.picture import picture
 from reflexion_agents.nodes.graphdb.atomic_load import SCRATCH_MARK
 from reflexion_agents.nodes.graphdb.connect import open_database
-from reflexion_agents.nodes.graphdb.locations import default_connection_args, default_graph, with_graph
+from reflexion_agents.nodes.graphdb.locations import default_connection_args, with_graph
 from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
 from reflexion_agents.schemas.errors import ConfigurationError, GraphDatabaseError, GraphNotFoundError, QueryError
 
@@ -41,18 +41,35 @@ _open_lock = threading.Lock()
 _KEPT_OPEN = 32  # graphs kept open at once: a page names them, and names are free to invent
 
 
+MAX_BODY_BYTES = 5_000_000  # a picture request: the page sends at most 1,000 rows
+
+
 def database(graph: str | None) -> GraphDatabase:
-    """The server's database, on `graph` (default: the environment's), opened once per graph."""
+    """The server's database, on `graph` (default: the one the environment names), opened once per graph."""
     args = default_connection_args()
     if graph:
         args = with_graph(args, graph)
     key = repr(sorted(args.items()))
     with _open_lock:
-        if key not in _open:
-            if len(_open) >= _KEPT_OPEN:
-                _open.clear()
-            _open[key] = open_database(args)
-        return _open[key]
+        opened = _open.get(key)
+    if opened is not None:
+        return opened
+    opened = open_database(args)  # outside the lock: a slow database holds up no other request
+    with _open_lock:
+        if len(_open) >= _KEPT_OPEN:
+            for old in _open.values():
+                close = getattr(old, "close", None)
+                if callable(close):
+                    close()
+            _open.clear()
+        return _open.setdefault(key, opened)
+
+
+def served_graph() -> str:
+    """The graph (FalkorDB) or database (Neo4j) the graphs use when a run names none; "" for a Neo4j
+    server's home database."""
+    args = default_connection_args()
+    return str(args.get("graph") or args.get("database") or "")
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -68,12 +85,12 @@ async def to_page(request: Request) -> Response:
 
 
 def _graphs() -> dict[str, Any]:
-    default = default_graph()
-    db = database(None)
-    listed = getattr(db, "graphs", None)
-    names = listed() if callable(listed) else [default]
-    shown = [n for n in names if SCRATCH_MARK not in n and not n.endswith(_HIDDEN_SUFFIXES)]
-    return {"graphs": sorted(set(shown) | {default}), "default": default}
+    """The graphs to choose from, and the one a run without a choice uses (`default`)."""
+    default = served_graph()
+    listed = getattr(database(None), "graphs", None)
+    names = listed() if callable(listed) else []
+    shown = {n for n in names if SCRATCH_MARK not in n and not n.endswith(_HIDDEN_SUFFIXES)}
+    return {"graphs": sorted(shown | ({default} if default else set())), "default": default}
 
 
 async def graphs(request: Request) -> Response:
@@ -88,9 +105,11 @@ async def graphs(request: Request) -> Response:
 async def answer_picture(request: Request) -> Response:
     from starlette.concurrency import run_in_threadpool
 
+    if int(request.headers.get("content-length") or 0) > MAX_BODY_BYTES:
+        return _error(413, f"a picture request is at most {MAX_BODY_BYTES} bytes: send the first rows")
     try:
         body = await request.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         return _error(400, 'send JSON: {"query": ..., "rows": [...], "graph": ...}')
     if not isinstance(body, dict) or not isinstance(body.get("rows", []), list):
         return _error(400, 'send JSON: {"query": ..., "rows": [...], "graph": ...}')
@@ -102,9 +121,13 @@ async def answer_picture(request: Request) -> Response:
         drawn = await run_in_threadpool(lambda: picture(database(graph or None), query, rows))
     except GraphNotFoundError as e:
         return _error(404, str(e))
+    except RecursionError:
+        return _error(400, "the rows are nested too deeply to read")
+    except ConfigurationError as e:
+        return _error(400, str(e))
     except QueryError as e:
         return _error(422, f"the picture's query failed: {e}")
-    except (ConfigurationError, GraphDatabaseError) as e:
+    except GraphDatabaseError as e:
         return _error(503, f"the database cannot be reached: {e}")
     return JSONResponse(drawn)
 

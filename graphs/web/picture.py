@@ -4,8 +4,8 @@ An answer's rows are often plain values (titles, names, counts), and a node in a
 properties: neither says which node of the graph it was. So the picture is found again by value:
 the text and whole-number values of the rows (a node's property values among them) and the quoted
 values of the query (`'Tom Hanks'`), looked up as any property of any node, with each found node's
-relationships and neighbours. One read-only query, bounded in nodes, links and time, on the same
-database and graph the question was asked of.
+relationships and neighbours. One read-only query, bounded in nodes, relationships per node and time, on
+the same database and graph the question was asked of.
 """
 
 from __future__ import annotations
@@ -17,22 +17,30 @@ from typing import Any
 
 from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
 
-#: At most this many values are looked up, nodes found by them, and relationships drawn.
+#: At most this many values are looked up, nodes found by them, and relationships drawn of each.
 MAX_VALUES = 60
 MAX_ROWS = 1000  # the rows read for values: the first of a long answer are enough to find its nodes
 MAX_FOUND = 40
-MAX_LINKS = 300
+MAX_NEAR = 12  # a node with thousands of relationships shows a dozen, and leaves room for the others
 TIMEOUT_S = 5.0
 _LONGEST_VALUE = 200
 _QUOTED = re.compile(r"'((?:[^'\\]|\\.){1,200})'|\"((?:[^\"\\]|\\.){1,200})\"")
 
-PICTURE_QUERY = """MATCH (n) WHERE any(k IN keys(n) WHERE n[k] IN $values)
+_PICTURE_QUERY = """MATCH (n) WHERE any(k IN keys(n) WHERE n[k] IN $values)
 WITH n LIMIT $found
 OPTIONAL MATCH (n)-[r]-(m)
-WITH n, r, m LIMIT $links
-RETURN id(n) AS n_id, labels(n) AS n_labels, properties(n) AS n_props,
-       id(r) AS r_id, type(r) AS r_type, id(startNode(r)) AS r_start, id(endNode(r)) AS r_end,
-       id(m) AS m_id, labels(m) AS m_labels, properties(m) AS m_props"""
+WITH n, collect({r: r, m: m})[..$near] AS near
+UNWIND near AS pair
+WITH n, pair.r AS r, pair.m AS m
+RETURN ID(n) AS n_id, labels(n) AS n_labels, properties(n) AS n_props,
+       ID(r) AS r_id, type(r) AS r_type, ID(startNode(r)) AS r_start, ID(endNode(r)) AS r_end,
+       ID(m) AS m_id, labels(m) AS m_labels, properties(m) AS m_props"""
+
+
+def picture_query(dialect: str) -> str:
+    """The query, with the identity function of the database: Neo4j 5 deprecates `id()` for
+    `elementId()`; FalkorDB has `id()` only."""
+    return _PICTURE_QUERY.replace("ID(", "elementId(" if dialect == "neo4j" else "id(")
 
 
 def _scalars(value: Any) -> Iterable[str | int]:
@@ -75,8 +83,19 @@ def _caption(properties: dict[str, Any]) -> str | None:
     return texts[chosen] if chosen is not None else None
 
 
+def _plain(value: Any) -> Any:
+    """`value` as JSON can carry it: an infinite number as text (a graph may hold one; JSON cannot)."""
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
 def _node(node_id: Any, labels: Any, properties: Any, found: bool) -> dict[str, Any]:
-    properties = properties if isinstance(properties, dict) else {}
+    properties = _plain(properties) if isinstance(properties, dict) else {}
     labels = [str(label) for label in labels or []]
     caption = _caption(properties) or (labels[0] if labels else str(node_id))
     return {"id": str(node_id), "labels": labels, "properties": properties, "caption": caption, "found": found}
@@ -89,10 +108,10 @@ def picture(db: GraphDatabase, query: str | None, rows: list[list[Any]]) -> dict
     if not values:
         return {"nodes": [], "links": [], "values": 0}
     result = db.query(
-        PICTURE_QUERY,
-        {"values": values, "found": MAX_FOUND, "links": MAX_LINKS},
+        picture_query(str(getattr(db, "dialect", ""))),
+        {"values": values, "found": MAX_FOUND, "near": MAX_NEAR},
         timeout=TIMEOUT_S,
-        row_cap=MAX_LINKS,
+        row_cap=MAX_FOUND * MAX_NEAR,
     )
     nodes: dict[str, dict[str, Any]] = {}
     links: dict[str, dict[str, Any]] = {}

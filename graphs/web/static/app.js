@@ -4,7 +4,10 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const state = { assistants: [], thread: null, graphContext: false, picture: null, running: false };
+const state = {
+  assistants: [], thread: null, graphContext: false, defaultGraph: "", picture: null, running: false, pending: false,
+  view: 0, // which view the page shows: a reply for an earlier one (a thread since left) is dropped
+};
 window.reflexionPage = state; // what a test (or a curious user) can read
 
 // -- talking to the server ------------------------------------------------------------------------
@@ -184,37 +187,40 @@ function showNode(node) {
   card.hidden = false;
 }
 
+let drawing = null; // one ForceGraph for the page: a new answer gives it new data
+
 async function renderPicture(query, rows, graph) {
   const box = $("picture");
+  const view = state.view;
   $("node-card").hidden = true;
   $("picture-note").textContent = "Looking up the answer's nodes…";
   let drawn;
   try {
-    drawn = await api("/ui/api/picture", { query, rows, graph });
+    drawn = await api("/ui/api/picture", { query, rows: rows.slice(0, 1000), graph: graph || null });
   } catch (error) {
-    $("picture-note").textContent = `No drawing: ${error.message}`;
+    if (view === state.view) $("picture-note").textContent = `No drawing: ${error.message}`;
     return;
   }
+  if (view !== state.view) return; // the page has moved on
   state.picture = drawn;
   if (!drawn.nodes.length) {
     $("picture-note").textContent = "The answer holds no value a node of the graph has.";
-    box.replaceChildren();
+    if (drawing) drawing.graphData({ nodes: [], links: [] });
     return;
   }
   const labels = [...new Set(drawn.nodes.map((n) => n.labels[0] || "node"))];
   const legend = el("span", { class: "legend" }, labels.map((l) => el("span", {}, el("i", { style: `background:${colourOf(l)}` }), l)));
   const found = drawn.nodes.filter((n) => n.found).length;
   $("picture-note").replaceChildren(`${found} node(s) hold the answer's values (ringed), with their neighbours. Click a node for its properties. `, legend);
-  box.replaceChildren();
-  const width = box.clientWidth || 600;
-  ForceGraph()(box)
-    .width(width).height(460)
-    .graphData({ nodes: drawn.nodes.map((n) => ({ ...n })), links: drawn.links.map((l) => ({ ...l })) })
-    .nodeId("id")
-    .nodeLabel((n) => `${(n.labels || []).join(":")} ${n.caption}`)
-    .linkLabel((l) => l.type)
-    .linkDirectionalArrowLength(4).linkDirectionalArrowRelPos(1)
-    .nodeCanvasObject((node, ctx, scale) => {
+  if (!drawing) {
+    drawing = ForceGraph()(box)
+      .height(460)
+      .nodeId("id")
+      // force-graph shows a label as HTML: the graph's own text is escaped
+      .nodeLabel((n) => escapeHtml(`${(n.labels || []).join(":")} ${n.caption}`))
+      .linkLabel((l) => escapeHtml(l.type))
+      .linkDirectionalArrowLength(4).linkDirectionalArrowRelPos(1)
+      .nodeCanvasObject((node, ctx, scale) => {
       const radius = node.found ? 6 : 4;
       ctx.beginPath();
       ctx.arc(node.x, node.y, radius, 0, 2 * Math.PI);
@@ -227,8 +233,11 @@ async function renderPicture(query, rows, graph) {
         ctx.textAlign = "center";
         ctx.fillText(String(node.caption).slice(0, 30), node.x, node.y + radius + 10 / scale);
       }
-    })
-    .onNodeClick(showNode);
+      })
+      .onNodeClick(showNode);
+  }
+  drawing.width(box.clientWidth || 600)
+    .graphData({ nodes: drawn.nodes.map((n) => ({ ...n })), links: drawn.links.map((l) => ({ ...l })) });
 }
 
 // -- the answer -----------------------------------------------------------------------------------
@@ -292,26 +301,35 @@ function askForApproval(request, resume) {
   $("approval").hidden = false;
   $("approval-why").innerHTML = markdown(value.description || action.description || "The agent wants to run this query.");
   $("approval-query").value = query;
+  state.pending = true;
+  $("send").disabled = true; // a decision first: the run waits for it
   const decide = (decision) => {
     $("approval").hidden = true;
+    state.pending = false;
     resume({ decisions: [decision] });
   };
-  $("approve").onclick = () => decide({ type: "approve" });
+  // Approve after changing the query runs the change: what is shown is what runs
+  $("approve").onclick = () => ($("approval-query").value.trim() === query.trim()
+    ? decide({ type: "approve" })
+    : $("approve-edit").onclick());
   $("approve-edit").onclick = () =>
     decide({ type: "edit", edited_action: { name: action.name || "run_cypher", args: { query: $("approval-query").value } } });
   $("reject").onclick = () => decide({ type: "reject", message: $("reject-reason").value || "rejected from the web page" });
 }
 
 async function runOnce(threadId, payload, graph) {
+  const view = state.view;
   let paused = null;
   await stream(threadId, payload, (event, data) => {
     if (event === "error") throw new Error(data.message || data.error || JSON.stringify(data));
     if (event !== "updates" || !data) return;
+    if (view !== state.view) return;
     for (const [node, update] of Object.entries(data)) {
       if (node === "__interrupt__") paused = update[0];
       else $("steps").append(describeStep(node, update || {}));
     }
   });
+  if (view !== state.view) return;
   if (paused) {
     askForApproval(paused, (resume) => go(threadId, { assistant_id: payload.assistant_id, command: { resume } }, graph));
     return;
@@ -330,7 +348,7 @@ async function go(threadId, payload, graph) {
     showError(error);
   } finally {
     state.running = false;
-    $("send").disabled = false;
+    $("send").disabled = state.pending;
   }
 }
 
@@ -339,48 +357,69 @@ async function ask(event) {
   showError(null);
   const question = $("question").value.trim();
   if (!question) return;
+  if (state.running || state.pending) return;
   const assistant = $("assistant").value;
   const graph = $("graph").value;
   try {
-    if (!state.thread) state.thread = (await api("/threads", { metadata: { graph_id: assistant, graph } })).thread_id;
+    if (!state.thread) {
+      const metadata = { graph_id: assistant, graph, question: question.slice(0, 200) };
+      state.thread = (await api("/threads", { metadata })).thread_id;
+    }
   } catch (error) {
     showError(error);
     return;
   }
+  state.view++;
+  state.picture = null;
   $("history").append(el("div", { class: "history-turn" }, el("strong", {}, "You asked: "), question));
   $("thread-note").textContent = `thread ${state.thread.slice(0, 8)}`;
   $("steps").replaceChildren();
   $("steps-box").hidden = false;
   $("answer").hidden = true;
+  $("approval").hidden = true;
   $("question").value = "";
   const payload = { assistant_id: assistant, input: { messages: [{ role: "user", content: question }] } };
-  if (state.graphContext && graph) payload.context = { graph };
+  // a graph of the user's choosing; the server's own needs no word (and a Neo4j home database has no name)
+  if (state.graphContext && graph && graph !== state.defaultGraph) payload.context = { graph };
   await go(state.thread, payload, graph);
 }
 
 // -- threads --------------------------------------------------------------------------------------
 
-function firstQuestion(values) {
-  const asked = ((values && values.messages) || []).find((m) => m.type === "human" || m.role === "user");
-  return asked ? cellText(asked.content).slice(0, 80) : (values && values.question) || "(no question yet)";
+function firstQuestion(thread) {
+  const asked = (thread.metadata && thread.metadata.question) || (thread.extracted && thread.extracted.question);
+  return asked ? cellText(asked).slice(0, 80) : "(no question yet)";
 }
 
 async function loadThreads() {
   let threads = [];
   try {
-    threads = await api("/threads/search", { limit: 30, sort_by: "updated_at", sort_order: "desc" });
+    threads = await api("/threads/search", {
+      limit: 30, sort_by: "updated_at", sort_order: "desc",
+      // what the list shows, not every thread's whole state
+      select: ["thread_id", "created_at", "updated_at", "metadata", "status"],
+      extract: { question: "values.messages[0].content" },
+    });
   } catch (error) {
     showError(error);
     return;
   }
   $("threads").replaceChildren(...threads.map((t) =>
     el("li", { "data-thread": t.thread_id, class: t.thread_id === state.thread ? "open" : "", onclick: () => openThread(t) },
-      firstQuestion(t.values), el("small", {}, `${(t.metadata && t.metadata.graph_id) || ""} · ${t.status} · ${t.thread_id.slice(0, 8)}`))));
+      firstQuestion(t), el("small", {}, `${(t.metadata && t.metadata.graph_id) || ""} · ${t.status} · ${t.thread_id.slice(0, 8)}`))));
 }
 
 async function openThread(thread) {
+  if (state.running) {
+    showError("A run is streaming: wait for it to end (or to pause) before opening another thread.");
+    return;
+  }
   showError(null);
+  const view = ++state.view;
   state.thread = thread.thread_id;
+  state.pending = false;
+  $("send").disabled = false;
+  $("answer").hidden = true;
   const meta = thread.metadata || {};
   if (meta.graph_id) { $("assistant").value = meta.graph_id; await chooseAssistant(); }
   if (meta.graph) $("graph").value = meta.graph;
@@ -388,21 +427,40 @@ async function openThread(thread) {
   $("steps").replaceChildren();
   $("steps-box").hidden = true;
   $("approval").hidden = true;
-  const current = await api(`/threads/${thread.thread_id}/state`);
+  let current;
+  try {
+    current = await api(`/threads/${thread.thread_id}/state`);
+  } catch (error) {
+    if (view === state.view) showError(error);
+    return;
+  }
+  if (view !== state.view) return; // another thread was opened meanwhile
   const messages = (current.values && current.values.messages) || [];
   $("history").replaceChildren(...messages.filter((m) => m.type === "human" || (m.type === "ai" && !(m.tool_calls || []).length))
     .map((m) => el("div", { class: "history-turn" }, el("strong", {}, m.type === "human" ? "You asked: " : "Answer: "), cellText(m.content).slice(0, 300))));
   const pending = (current.tasks || []).flatMap((t) => t.interrupts || []);
+  const opened = thread.thread_id;
   if (pending.length) {
-    askForApproval(pending[0], (resume) => go(state.thread, { assistant_id: $("assistant").value, command: { resume } }, $("graph").value));
-  } else if (current.values && current.values.answer !== undefined) {
+    askForApproval(pending[0], (resume) => go(opened, { assistant_id: $("assistant").value, command: { resume } }, $("graph").value));
+  } else if (thread.status === "busy") {
+    $("thread-note").textContent = `thread ${opened.slice(0, 8)} is running: open it again when it has answered`;
+  } else if (current.values && current.values.answer !== undefined && current.values.answer !== null) {
     renderAnswer(current.values, $("graph").value);
   }
   await loadThreads();
 }
 
 function newThread() {
+  if (state.running) {
+    showError("A run is streaming: wait for it to end (or to pause) before starting another.");
+    return;
+  }
+  state.view++;
   state.thread = null;
+  state.pending = false;
+  state.picture = null;
+  $("send").disabled = false;
+  $("table-box").replaceChildren();
   $("thread-note").textContent = "";
   for (const id of ["steps-box", "answer", "approval"]) $(id).hidden = true;
   $("history").replaceChildren();
@@ -440,7 +498,10 @@ async function start() {
   }
   try {
     const graphs = await api("/ui/api/graphs");
-    $("graph").replaceChildren(...graphs.graphs.map((g) => el("option", { value: g }, g)));
+    state.defaultGraph = graphs.default;
+    const options = graphs.graphs.map((g) => el("option", { value: g }, g === graphs.default ? `${g} (the server's)` : g));
+    if (!graphs.default) options.unshift(el("option", { value: "" }, "(the server's)"));
+    $("graph").replaceChildren(...options);
     $("graph").value = graphs.default;
   } catch (error) {
     $("graph").replaceChildren(el("option", { value: "" }, "(the server's)"));
