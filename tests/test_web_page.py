@@ -227,3 +227,32 @@ def test_a_person_asks_approves_an_edit_and_sees_the_rows_and_the_graph(server):
         if m["type"] == "human"
     ]
     assert asked == [QUESTION, "And which did he direct?"]  # one thread, continued
+
+
+@pytest.mark.unit
+def test_on_neo4j_the_picture_names_nodes_by_element_id_and_draws_what_comes_back():
+    from reflexion_agents.graphs.web.picture import picture, picture_query
+    from reflexion_agents.schemas.graphdb import QueryResult
+
+    assert "elementId(n)" in picture_query("neo4j") and "id(n)" not in picture_query("neo4j").replace("Id(n)", "")
+    assert "id(n)" in picture_query("falkordb") and "elementId" not in picture_query("falkordb")
+
+    class Neo4jAnswers:  # what the Neo4j adapter returns for the picture's query: element ids are text
+        dialect = "neo4j"
+
+        def query(self, cypher: str, params: dict, **limits: Any) -> QueryResult:
+            assert params["values"] == ["Cast Away"] and "elementId" in cypher
+            movie, person = ["4:a:1", ["Movie"], {"title": "Cast Away", "gross": float("inf")}], ["4:a:2"]
+            return QueryResult(
+                query=cypher,
+                columns=[],
+                rows=[[*movie, "5:a:9", "ACTED_IN", "4:a:2", "4:a:1", *person, ["Person"], {"name": "Tom"}]],
+            )
+
+    drawn = picture(Neo4jAnswers(), None, [["Cast Away"]])
+    assert [(n["id"], n["caption"], n["found"]) for n in drawn["nodes"]] == [
+        ("4:a:1", "Cast Away", True),
+        ("4:a:2", "Tom", False),
+    ]
+    assert drawn["links"] == [{"id": "5:a:9", "source": "4:a:2", "target": "4:a:1", "type": "ACTED_IN"}]
+    assert drawn["nodes"][0]["properties"]["gross"] == "inf"  # JSON has no infinity
