@@ -214,6 +214,7 @@ async function renderPicture(query, rows, graph) {
   $("picture-note").replaceChildren(`${found} node(s) hold the answer's values (ringed), with their neighbours. Click a node for its properties. `, legend);
   if (!drawing) {
     drawing = ForceGraph()(box)
+      .width(box.clientWidth || 600)
       .height(460)
       .nodeId("id")
       // force-graph shows a label as HTML: the graph's own text is escaped
@@ -282,7 +283,12 @@ function describeStep(node, update) {
     const notes = [...(check.repairs || []).map((r) => r.why || JSON.stringify(r)), ...(check.findings || [])];
     if (outcome.error) parts.push(el("span", { class: "bad" }, `${outcome.error_type || "error"}: ${outcome.error}`));
     else if (!outcome.executed) parts.push("not run: the query already ran");
-    else parts.push(`${(outcome.rows || []).length} row(s)${outcome.truncated ? " (cut)" : ""}`);
+    else {
+      const rows = outcome.rows || [];
+      parts.push(`${rows.length} row(s)${outcome.truncated ? " (cut)" : ""}`);
+      const shown = rows.slice(0, 3).map((row) => row.map(cellText).join(" · "));
+      if (shown.length) parts.push(el("div", { class: "rows-preview" }, shown.join("; ") + (rows.length > 3 ? "; …" : "")));
+    }
     if (notes.length) parts.push(el("div", {}, `check: ${notes.join("; ")}`));
   } else if (node === "reply") {
     parts.push("answered");
