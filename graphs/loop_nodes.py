@@ -40,7 +40,7 @@ from reflexion_agents.nodes.reflexion.steps import (
 from reflexion_agents.nodes.run_settings import RunSettings, run_settings
 from reflexion_agents.schemas.errors import DatabaseUnavailableError
 from reflexion_agents.schemas.reflexion import ReflexionState
-from reflexion_agents.schemas.state_channels import state_after
+from reflexion_agents.schemas.state_channels import changes_only, state_after
 
 #: The nodes of every agent built on the loop, in the order a run meets them.
 LOOP_NODES = ("draft", "execute_tool", "revise", REPLY_NODE)
@@ -226,12 +226,12 @@ class LoopNodes:
         def sync(state: ReflexionState, runtime: Runtime[Any]) -> Any:
             run = self.settings(state, runtime, starts)
             update = node(state, run)
-            return {**update, "run_context": run.started} if starts else update
+            return changes_only(state, {**update, "run_context": run.started} if starts else update)
 
         async def asynchronous(state: ReflexionState, runtime: Runtime[Any]) -> Any:
             run = self.settings(state, runtime, starts)
             update = await anode(state, run)
-            return {**update, "run_context": run.started} if starts else update
+            return changes_only(state, {**update, "run_context": run.started} if starts else update)
 
         return SyncAndAsyncNode(name, sync, asynchronous)
 

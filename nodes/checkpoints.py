@@ -39,6 +39,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from reflexion_agents.nodes.compressed_serde import CompressedSerializer
 from reflexion_agents.schemas.errors import ConfigurationError
 
 CHECKPOINTS_ENV = "REFLEXION_CHECKPOINTS"
@@ -98,7 +99,12 @@ class AsyncInWorkerThread(BaseCheckpointSaver[str]):
 
 
 class ThreadedSqliteSaver(AsyncInWorkerThread, SqliteSaver):
-    """`SqliteSaver` that also serves async runs, from a worker thread, behind the saver's own lock."""
+    """`SqliteSaver` that also serves async runs, from a worker thread, behind the saver's own lock,
+    and stores large values compressed (`nodes/compressed_serde.py`). LangGraph's own `SqliteSaver`
+    reads the file when given `serde=CompressedSerializer()`."""
+
+    def __init__(self, conn: sqlite3.Connection, *, serde: Any = None) -> None:
+        super().__init__(conn, serde=serde or CompressedSerializer())
 
 
 def default_checkpoint_path() -> Path:

@@ -95,6 +95,16 @@ def state_after(state: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str
     return after
 
 
+GROWING = ("messages", "outcomes")
+
+
+def changes_only(state: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+    """`update` without the fields it would set to the value they hold already: each field a node
+    writes is a row in the checkpointer's writes, at every step (a revision that stops nothing still
+    said `stop_reason: None`). The growing lists are additions, always kept."""
+    return {k: v for k, v in update.items() if k in GROWING or k not in state or state[k] != v}
+
+
 #: The `messages` field of every graph's state, input and output.
 MessageMemory = Annotated[list[AnyMessage], DeltaChannel(merged_messages, snapshot_frequency=SNAPSHOT_EVERY)]
 #: The `outcomes` field of the Reflexion engine's state and output: a tool step writes its outcome,

@@ -12,6 +12,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
 from reflexion_agents.nodes.checkpoints import sqlite_checkpointer
+from reflexion_agents.nodes.compressed_serde import CompressedSerializer
 from reflexion_agents.nodes.models import ScriptedChatModel
 from reflexion_agents.schemas.state_channels import merged_messages, merged_outcomes, state_after
 from tests.helpers import draft, revise
@@ -100,7 +101,9 @@ def test_a_thread_read_back_by_another_saver_has_every_message_and_scored_outcom
     agent = run_thread(movies_db, path, 6, "six")
     config = {"configurable": {"thread_id": "six"}}
     live = agent.graph.get_state(config).values
-    with SqliteSaver.from_conn_string(str(path)) as saver:  # LangGraph's own saver, a connection of its own
+    # LangGraph's own saver, on a connection of its own, reading the compressed rows
+    with SqliteSaver.from_conn_string(str(path)) as saver:
+        saver.serde = CompressedSerializer()
         read_back = agent.graph.copy(update={"checkpointer": saver}).get_state(config).values
     assert [(m.id, m.content) for m in read_back["messages"]] == [(m.id, m.content) for m in live["messages"]]
     assert read_back["outcomes"] == live["outcomes"] and len(live["outcomes"]) == 6
@@ -117,3 +120,16 @@ def test_a_threads_storage_grows_with_its_steps_not_their_square(movies_db, tmp_
     assert max(long[:-1]) < 2 * long[2]
     # three times the steps, about three times the bytes (the square would be nine times)
     assert sum(long) < 3.6 * sum(short)
+
+
+@pytest.mark.unit
+def test_large_values_are_stored_compressed_and_rows_stored_before_still_read():
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    serde, plain = CompressedSerializer(), JsonPlusSerializer()
+    rows = [["Tom Hanks", "Cast Away", 2000]] * 50
+    kind, data = serde.dumps_typed(rows)
+    assert kind.endswith("+zlib") and len(data) < len(plain.dumps_typed(rows)[1]) / 3
+    assert serde.loads_typed((kind, data)) == rows
+    assert serde.loads_typed(plain.dumps_typed(rows)) == rows  # a file written before compression
+    assert serde.dumps_typed("short") == plain.dumps_typed("short")  # too small to gain
