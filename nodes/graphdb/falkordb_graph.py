@@ -32,6 +32,7 @@ from reflexion_agents.nodes.graphdb.id_ranges import guard_id_ranges
 from reflexion_agents.nodes.graphdb.index_expressions import guard_index_expressions
 from reflexion_agents.nodes.graphdb.introspect import sample_schema
 from reflexion_agents.nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP
+from reflexion_agents.nodes.graphdb.schema_cache import forget_schemas, shared_schema
 from reflexion_agents.nodes.graphdb.values import to_plain
 from reflexion_agents.schemas.errors import DatabaseUnavailableError
 from reflexion_agents.schemas.graphdb import Dialect, GraphSchema, QueryResult
@@ -99,6 +100,12 @@ class FalkorDBGraph:
     def __repr__(self) -> str:
         return f"FalkorDBGraph(graph={self.graph_name!r}, host={self.host!r}, port={self.port})"
 
+    @property
+    def schema_key(self) -> str:
+        """What names this graph's schema among those a process keeps: the server and the graph,
+        whichever client asks."""
+        return repr(self)
+
     def sibling(self, graph: str) -> FalkorDBGraph:
         """Another graph on the same server, over the same connection (close only the original)."""
         other = copy.copy(self)
@@ -149,7 +156,11 @@ class FalkorDBGraph:
                     self.write(sent, params)
                     return None
 
-        raw = self._session.reconnecting(attempt, cypher)
+        try:
+            raw = self._session.reconnecting(attempt, cypher)
+        finally:
+            if allow_writes:  # it may have changed the graph: the next schema is read anew
+                forget_schemas(self.schema_key)
         if raw is None:
             return QueryResult(query=cypher)
         elapsed = (time.perf_counter() - started) * 1000
@@ -170,6 +181,12 @@ class FalkorDBGraph:
         )
 
     def write(self, cypher: str, params: dict[str, Any] | None = None) -> None:
+        try:
+            self._write(cypher, params)
+        finally:  # whatever it changed, the next schema is read anew
+            forget_schemas(self.schema_key)
+
+    def _write(self, cypher: str, params: dict[str, Any] | None) -> None:
         refuse_crashing_forms(cypher)
         refuse_self_growing_reduce(cypher)
 
@@ -190,9 +207,10 @@ class FalkorDBGraph:
         return sorted(row[0] for row in self.query("CALL db.relationshipTypes()", row_cap=None).rows)
 
     def schema(self, sample_size: int = 50) -> GraphSchema:
-        """The graph's schema from bounded samples, read anew at each call (nodes/graphdb/introspect.py:
-        its cost on FalkorDB, and why a relationship type is searched for as it is)."""
-        return sample_schema(self, sample_size)
+        """The graph's schema from bounded samples (nodes/graphdb/introspect.py: its cost on FalkorDB,
+        and why a relationship type is searched for as it is), read once per graph in a process and
+        again when the graph changes (nodes/graphdb/schema_cache.py)."""
+        return shared_schema(self, sample_size, lambda: sample_schema(self, sample_size))
 
     def graphs(self) -> list[str]:
         """Names of the graphs on this server."""

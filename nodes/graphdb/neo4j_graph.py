@@ -34,6 +34,7 @@ from neo4j import exceptions as neo4j_errors
 from reflexion_agents.nodes.graphdb.cypher_text import reads_server_files, refuse_unsendable, unlisted_procedures
 from reflexion_agents.nodes.graphdb.introspect import sample_schema
 from reflexion_agents.nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP
+from reflexion_agents.nodes.graphdb.schema_cache import forget_schemas, shared_schema
 from reflexion_agents.nodes.graphdb.values import to_plain
 from reflexion_agents.schemas.errors import (
     ConfigurationError,
@@ -157,6 +158,12 @@ class Neo4jGraph:
 
     def __repr__(self) -> str:
         return f"Neo4jGraph(uri={self.uri!r}, db_name={self.db_name!r})"
+
+    @property
+    def schema_key(self) -> str:
+        """What names this database's schema among those a process keeps: its address and database,
+        and the driver (its user and so what it may see)."""
+        return f"{self!r}@{id(self._driver):x}"
 
     def _session(self, write: bool = False, deadline: float | None = None) -> Any:
         """A session whose connection must be acquired (opened, if need be) within the connect timeout,
@@ -292,6 +299,9 @@ class Neo4jGraph:
             raise
         except Exception as e:
             raise self._translate(e, cypher, timed_out=timeout if watchdog.fired else None) from e
+        finally:
+            if allow_writes:  # it may have changed the graph: the next schema is read anew
+                forget_schemas(self.schema_key)
         return QueryResult(
             query=cypher,
             columns=columns,
@@ -306,6 +316,8 @@ class Neo4jGraph:
                 session.run(cypher.strip().rstrip(";"), params or {}).consume()
         except Exception as e:
             raise self._translate(e, cypher) from e
+        finally:  # whatever it changed, the next schema is read anew
+            forget_schemas(self.schema_key)
 
     def _catalogue(self, procedure: str, column: str) -> list[str]:
         return sorted(r[0] for r in self.query(f"CALL {procedure}() YIELD {column} RETURN {column}", row_cap=None).rows)
@@ -317,7 +329,8 @@ class Neo4jGraph:
         return self._catalogue("db.relationshipTypes", "relationshipType")
 
     def schema(self, sample_size: int = 50) -> GraphSchema:
-        return sample_schema(self, sample_size)
+        """Read once per database in a process, and again when it changes (nodes/graphdb/schema_cache.py)."""
+        return shared_schema(self, sample_size, lambda: sample_schema(self, sample_size))
 
     def close(self) -> None:
         self._driver.close()
