@@ -48,3 +48,54 @@ def test_a_change_to_the_graph_has_its_schema_read_again(falkordb_server, reads)
         assert reads == ["schema_cache_change"] * 3
     finally:
         db.write("MATCH (n) DETACH DELETE n")
+
+
+def test_a_graph_swapped_in_by_a_load_has_its_own_schema_read(falkordb_server, reads):
+    """The atomic loader writes a scratch graph and renames it over the target: the target's kept
+    schema goes with it, even within the second a fingerprint is trusted."""
+    target = FalkorDBGraph("schema_cache_target", host=falkordb_server.host, port=falkordb_server.port)
+    scratch = FalkorDBGraph("schema_cache_scratch", host=falkordb_server.host, port=falkordb_server.port)
+    try:
+        target.write("CREATE (:Old {name: 'before'})")
+        assert [n.label for n in target.schema().nodes] == ["Old"]
+        scratch.write("CREATE (:New {name: 'after'})")
+        scratch.replace("schema_cache_target")
+        assert [n.label for n in target.schema().nodes] == ["New"]
+    finally:
+        target.clear()
+        scratch.clear()
+
+
+def test_a_schema_read_while_the_graph_is_written_is_not_kept(falkordb_server, reads):
+    from reflexion_agents.nodes.graphdb.introspect import sample_schema
+    from reflexion_agents.nodes.graphdb.schema_cache import shared_schema
+
+    db = FalkorDBGraph("schema_cache_race", host=falkordb_server.host, port=falkordb_server.port)
+    try:
+        db.write("CREATE (:Movie {title: 'Dune'})")
+
+        def read_then_written_meanwhile():
+            schema = sample_schema(db, 50)
+            db.write("MATCH (m:Movie) SET m.title = 'Dune'")  # another writer, while this read ran
+            return schema
+
+        shared_schema(db, 50, read_then_written_meanwhile)
+        db.schema()
+        assert reads == ["schema_cache_race"]  # read again: the first read was not kept
+    finally:
+        db.clear()
+
+
+@pytest.mark.unit
+def test_neo4j_schemas_are_kept_per_user_and_a_handed_in_driver_is_a_user_of_its_own():
+    from reflexion_agents.nodes.graphdb.neo4j_graph import Neo4jGraph
+
+    class Driver:
+        def close(self) -> None: ...
+
+    alice, again = (Neo4jGraph("neo4j://db.example:7687", user="alice", password="x") for _ in range(2))
+    bob = Neo4jGraph("neo4j://db.example:7687", user="bob", password="x")
+    assert alice.schema_key == again.schema_key != bob.schema_key
+    assert Neo4jGraph(driver=Driver()).schema_key != Neo4jGraph(driver=Driver()).schema_key
+    for db in (alice, again, bob):
+        db.close()

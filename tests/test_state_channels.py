@@ -129,7 +129,14 @@ def test_large_values_are_stored_compressed_and_rows_stored_before_still_read():
     serde, plain = CompressedSerializer(), JsonPlusSerializer()
     rows = [["Tom Hanks", "Cast Away", 2000]] * 50
     kind, data = serde.dumps_typed(rows)
-    assert kind.endswith("+zlib") and len(data) < len(plain.dumps_typed(rows)[1]) / 3
+    assert kind.endswith(".zlib") and len(data) < len(plain.dumps_typed(rows)[1]) / 3
     assert serde.loads_typed((kind, data)) == rows
     assert serde.loads_typed(plain.dumps_typed(rows)) == rows  # a file written before compression
     assert serde.dumps_typed("short") == plain.dumps_typed("short")  # too small to gain
+
+
+@pytest.mark.unit
+def test_a_graphs_msgpack_allowlist_keeps_the_compression():
+    strict = CompressedSerializer(allowed_msgpack_modules=[("datetime", "date")])
+    widened = strict.with_msgpack_allowlist([("reflexion_agents.schemas.graphdb", "QueryResult")])
+    assert isinstance(widened, CompressedSerializer) and widened is not strict

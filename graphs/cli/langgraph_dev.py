@@ -48,7 +48,8 @@ class RunArrivals:
         if running is self._loop:
             self._event.set()
         else:  # a run created from another loop (a graph run on a loop of its own)
-            self._loop.call_soon_threadsafe(self._event.set)
+            with contextlib.suppress(RuntimeError):  # the queue's loop closed: the server is stopping
+                self._loop.call_soon_threadsafe(self._event.set)
 
     async def wait(self, timeout_s: float) -> None:
         """Until a run arrives or `timeout_s` passes; then the calls so far are spent."""

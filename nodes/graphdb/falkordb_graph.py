@@ -106,6 +106,10 @@ class FalkorDBGraph:
         whichever client asks."""
         return repr(self)
 
+    def sibling_key(self, graph: str) -> str:
+        """The `schema_key` of the graph `graph` on the same server."""
+        return f"FalkorDBGraph(graph={graph!r}, host={self.host!r}, port={self.port})"
+
     def sibling(self, graph: str) -> FalkorDBGraph:
         """Another graph on the same server, over the same connection (close only the original)."""
         other = copy.copy(self)
@@ -222,6 +226,8 @@ class FalkorDBGraph:
             self._session.graph.copy(graph)
         except Exception as e:
             raise self._session.translate(e, "") from e
+        finally:
+            forget_schemas(self.sibling_key(graph))
 
     def replace(self, graph: str) -> None:
         """Become the graph `graph` on the same server, replacing it if it exists, in one step
@@ -230,6 +236,9 @@ class FalkorDBGraph:
             self._link.client.connection.rename(self.graph_name, graph)
         except Exception as e:
             raise self._session.translate(e, "") from e
+        finally:  # both names now hold another graph, or none
+            forget_schemas(self.schema_key)
+            forget_schemas(self.sibling_key(graph))
 
     def rebuild_range_indexes(self) -> None:
         """Drop and recreate every node range index. FalkorDB's GRAPH.COPY leaves the copy's range
@@ -253,8 +262,11 @@ class FalkorDBGraph:
 
     def clear(self) -> None:
         """Delete this graph entirely (an explicit write, for loaders and tests)."""
-        with contextlib.suppress(redis.exceptions.ResponseError):  # the graph did not exist
-            self._session.graph.delete()
+        try:
+            with contextlib.suppress(redis.exceptions.ResponseError):  # the graph did not exist
+                self._session.graph.delete()
+        finally:
+            forget_schemas(self.schema_key)
 
     def close(self) -> None:
         self._link.close()

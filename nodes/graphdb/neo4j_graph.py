@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Collection
 from contextlib import suppress
 from typing import Any
@@ -136,6 +137,8 @@ class Neo4jGraph:
         allowed_procedures: Collection[str] = (),
     ) -> None:
         self.uri, self.db_name, self.fetch_size = uri, db_name, fetch_size
+        # whose schema this is (a user sees what the server lets it see); a driver handed in names none
+        self._schema_user = user if driver is None else f"driver-{uuid.uuid4().hex}"
         #: Procedures a read query may call besides those known to only read (`READ_PROCEDURES`).
         self.allowed_procedures = frozenset(allowed_procedures)
         self.connect_timeout = connect_timeout
@@ -162,8 +165,8 @@ class Neo4jGraph:
     @property
     def schema_key(self) -> str:
         """What names this database's schema among those a process keeps: its address and database,
-        and the driver (its user and so what it may see)."""
-        return f"{self!r}@{id(self._driver):x}"
+        and the user (what it may see); a driver handed in is a user of its own."""
+        return f"{self!r} as {self._schema_user!r}"
 
     def _session(self, write: bool = False, deadline: float | None = None) -> Any:
         """A session whose connection must be acquired (opened, if need be) within the connect timeout,

@@ -10,7 +10,8 @@ database, not counted). A load, a new label or property, any node or relationshi
 deleted changes the fingerprint and the schema is read again. The fingerprint itself is taken at
 most once a second (`RECHECK_S`): agents made in a burst share one look, and a write through the
 project's own adapter drops its graph's schema at once. A change that leaves all of these as they
-were (a property's values changing type, say) is not seen until one of them moves:
+were (a property's values changing type, or a property key already used by another label appearing
+on this one, when another process writes it) is not seen until one of them moves:
 `forget_schemas()` drops what is kept.
 """
 
@@ -37,6 +38,8 @@ _KEPT = 64  # graphs whose schema is kept at once
 RECHECK_S = 1.0  # how long a fingerprint taken is trusted: another process's change is seen after this
 #: By (the graph's `schema_key`, sample size): (its fingerprint, when it was taken, the schema).
 _kept: dict[tuple[str, int], tuple[tuple[Any, ...], float, GraphSchema]] = {}
+#: How many times each graph's schema was forgotten: a read that began before a forget is not kept.
+_forgotten: dict[str, int] = {}
 _lock = threading.Lock()
 
 
@@ -53,15 +56,16 @@ def shared_schema(db: Any, sample_size: int, read: Callable[[], GraphSchema]) ->
     the driver, whose user decides what is visible). A copy is returned: a caller may change its own."""
     key = (str(db.schema_key), sample_size)
     with _lock:
-        kept = _kept.get(key)
+        kept, generation = _kept.get(key), _forgotten.get(key[0], 0)
     if kept is not None and time.monotonic() - kept[1] < RECHECK_S:
         return kept[2].model_copy(deep=True)
     now = fingerprint(db)
     schema = kept[2] if kept is not None and kept[0] == now else read()  # unchanged, or read anew
     with _lock:
-        if len(_kept) >= _KEPT:
-            _kept.clear()
-        _kept[key] = (now, time.monotonic(), schema)
+        if _forgotten.get(key[0], 0) == generation:  # no write since the fingerprint: it may be kept
+            if len(_kept) >= _KEPT:
+                _kept.clear()
+            _kept[key] = (now, time.monotonic(), schema)
     return schema.model_copy(deep=True)
 
 
@@ -70,3 +74,5 @@ def forget_schemas(schema_key: str | None = None) -> None:
     with _lock:
         for key in [k for k in _kept if schema_key is None or k[0] == schema_key]:
             del _kept[key]
+        for name in [schema_key] if schema_key is not None else list(_forgotten):
+            _forgotten[name] = _forgotten.get(name, 0) + 1
