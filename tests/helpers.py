@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import socket
 import time
 from collections.abc import Callable
@@ -228,3 +229,16 @@ def wait_until_serving(process: Any, url: str, log: Any, guard_s: float = SERVER
         if process.poll() is not None or time.monotonic() > deadline:
             pytest.fail(f"{url} did not start:\n{Path(log).read_text()[-3000:]}")
         time.sleep(0.5)
+
+
+def served_env(stub: Any, falkordb_server: Any, **more: str) -> dict[str, str]:
+    """The environment `reflexion serve` runs in for a test: the stub model, the session's movies graph,
+    and `more` (`REFLEXION_REQUIRE_APPROVAL="1"`, ...)."""
+    return {
+        **os.environ,
+        "OPENAI_BASE_URL": stub.base_url,
+        "OPENAI_API_KEY": "test",
+        "REFLEXION_DATABASE_URL": f"falkordb://{falkordb_server.host}:{falkordb_server.port}",
+        "REFLEXION_GRAPH": "movies",
+        **more,
+    }

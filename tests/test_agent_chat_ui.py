@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.helpers import TOM_HANKS_QUERY, free_port, kg_model, wait_until_serving
+from tests.helpers import TOM_HANKS_QUERY, free_port, kg_model, served_env, wait_until_serving
 from tests.openai_stub import OpenAIStub
 
 pytestmark = pytest.mark.server
@@ -52,14 +52,7 @@ def chat_ui(falkordb_server, movies_db, tmp_path) -> Iterator[tuple[str, str]]:
         pytest.skip(why)
     server_port, web_port = free_port(), free_port()
     with OpenAIStub(kg_model) as stub:
-        env = {
-            **os.environ,
-            "OPENAI_BASE_URL": stub.base_url,
-            "OPENAI_API_KEY": "test",
-            "REFLEXION_DATABASE_URL": f"falkordb://{falkordb_server.host}:{falkordb_server.port}",
-            "REFLEXION_GRAPH": "movies",
-            "REFLEXION_REQUIRE_APPROVAL": "1",
-        }
+        env = served_env(stub, falkordb_server, REFLEXION_REQUIRE_APPROVAL="1")
         logs = {name: tmp_path / f"{name}.log" for name in ("server", "web")}
         server = subprocess.Popen(
             [sys.executable, "-m", "reflexion_agents.graphs.cli", "serve", "--port", str(server_port)],

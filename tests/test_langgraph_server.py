@@ -19,7 +19,14 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from reflexion_agents.graphs import registry
-from tests.helpers import TOM_HANKS_QUERY, free_port, graph_fingerprint, last_query_shown, wait_until_serving
+from tests.helpers import (
+    TOM_HANKS_QUERY,
+    free_port,
+    graph_fingerprint,
+    last_query_shown,
+    served_env,
+    wait_until_serving,
+)
 from tests.openai_stub import OpenAIStub, tool_names
 
 pytestmark = pytest.mark.server  # LangGraph's server and its SDK clients
@@ -60,16 +67,13 @@ def model_reply(request: dict[str, Any]) -> dict[str, Any]:
 def server(falkordb_server, movies_db, tmp_path_factory) -> Iterator[tuple[str, OpenAIStub]]:
     port = free_port()
     with OpenAIStub(model_reply) as stub:
-        env = {
-            **os.environ,
-            "OPENAI_BASE_URL": stub.base_url,
-            "OPENAI_API_KEY": "test",
-            "REFLEXION_DATABASE_URL": f"falkordb://{falkordb_server.host}:{falkordb_server.port}",
-            "REFLEXION_GRAPH": "movies",
-            "REFLEXION_DATA_DIR": str(tmp_path_factory.mktemp("server-data")),
+        env = served_env(
+            stub,
+            falkordb_server,
+            REFLEXION_DATA_DIR=str(tmp_path_factory.mktemp("server-data")),
             # the queue's own look once an hour: every run here starts because the queue is told of it
-            "REFLEXION_SERVER_POLL_S": "3600",
-        }
+            REFLEXION_SERVER_POLL_S="3600",
+        )
         log = (tmp_path_factory.mktemp("server-log") / "server.log").open("w")
         cwd = tmp_path_factory.mktemp("server-cwd")
         # a user's .env where the server starts: langgraph.json has the server read it

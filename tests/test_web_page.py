@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from reflexion_agents.graphs.web.picture import values_of
-from tests.helpers import TOM_HANKS_QUERY, flow_replies, free_port, kg_model, wait_until_serving
+from tests.helpers import TOM_HANKS_QUERY, flow_replies, free_port, kg_model, served_env, wait_until_serving
 from tests.openai_stub import OpenAIStub
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
@@ -49,14 +49,7 @@ def server(falkordb_server, movies_db, shop_db, tmp_path_factory) -> Iterator[st
     """`reflexion serve` on the session's database, every run pausing before each query."""
     port, folder = free_port(), tmp_path_factory.mktemp("web-server")
     with OpenAIStub(page_model) as stub:
-        env = {
-            **os.environ,
-            "OPENAI_BASE_URL": stub.base_url,
-            "OPENAI_API_KEY": "test",
-            "REFLEXION_DATABASE_URL": f"falkordb://{falkordb_server.host}:{falkordb_server.port}",
-            "REFLEXION_GRAPH": "movies",
-            "REFLEXION_REQUIRE_APPROVAL": "1",
-        }
+        env = served_env(stub, falkordb_server, REFLEXION_REQUIRE_APPROVAL="1")
         log = folder / "server.log"
         process = subprocess.Popen(
             [sys.executable, "-m", "reflexion_agents.graphs.cli", "serve", "--port", str(port)],
