@@ -17,11 +17,13 @@ class ConfigurationError(ReflexionError, ValueError):
 
 
 class ScriptError(ConfigurationError):
-    """A statement of a Cypher script failed; `statement` and `line` say which (1-based)."""
+    """A statement of a Cypher script failed; `statement` and `line` say which (1-based), `fault`
+    why: `"dialect"` (it uses what the database lacks, APOC say), `"data"` (the database refused a
+    value), or `"script"` (anything else: a file it reads, say)."""
 
-    def __init__(self, message: str, statement: int, line: int) -> None:
+    def __init__(self, message: str, statement: int, line: int, fault: str = "script") -> None:
         super().__init__(message)
-        self.statement, self.line = statement, line
+        self.statement, self.line, self.fault = statement, line, fault
 
 
 class GraphDatabaseError(ReflexionError):

@@ -56,7 +56,19 @@ from reflexion_agents.schemas.constants import (
     MAX_STEPS_LIMIT,
     MODEL_ENV,
 )
-from reflexion_agents.schemas.errors import ConfigurationError, DatabaseUnavailableError, GraphDatabaseError
+from reflexion_agents.schemas.errors import (
+    ConfigurationError,
+    DatabaseUnavailableError,
+    GraphDatabaseError,
+    ScriptError,
+)
+
+#: How a failed import script's statement is named, by its fault (`ScriptError.fault`).
+SCRIPT_FAULTS = {
+    "dialect": "Not in FalkorDB's dialect",
+    "data": "The database refused the script's data",
+    "script": "The script failed",
+}
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -456,6 +468,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code: int = args.run(args, out)
         return code
+    except ScriptError as e:  # a script's statement: said as FalkorDB's dialect, the data, or the script
+        return failed(SCRIPT_FAULTS.get(e.fault, "The script failed"), e, EXIT_CONFIGURATION)
     except ConfigurationError as e:
         return failed("Configuration error", e, EXIT_CONFIGURATION)
     except DatabaseUnavailableError as e:

@@ -18,6 +18,7 @@ from typing import Any
 from reflexion_agents.nodes.graphdb.csv_sources import opened_csv
 from reflexion_agents.nodes.graphdb.cypher_text import statements_with_lines
 from reflexion_agents.nodes.graphdb.load_csv import LoadCsvStatement, iter_csv_rows, parse_load_csv
+from reflexion_agents.nodes.graphdb.script_faults import apoc_advice, apoc_called, fault_of
 from reflexion_agents.schemas.errors import (
     ConfigurationError,
     DatabaseUnavailableError,
@@ -146,11 +147,26 @@ def load_cypher_script(
     access = CsvAccess(Path(csv_dir) if csv_dir is not None else None, script_dir, allow_http)
     report = LoadReport()
     for number, (line, statement) in enumerate(statements_with_lines(text), start=1):
+        first_line = statement.splitlines()[0][:100]
+        apoc = apoc_called(statement) if db.dialect == "falkordb" else []
+        if apoc:  # refused before it runs: nothing of it is written
+            advice = "; ".join(f"for {name}, {apoc_advice(name)}" for name in apoc)
+            raise ScriptError(
+                f"statement {number} (line {line}: {first_line}) calls {', '.join(apoc)}: APOC is a Neo4j "
+                f"plugin FalkorDB does not have. Rewrite it: {advice}",
+                number,
+                line,
+                fault="dialect",
+            )
         try:
             _run_statement(db, statement, report, access)
         except DatabaseUnavailableError:
             raise
-        except (GraphDatabaseError, ConfigurationError) as e:
-            first_line = statement.splitlines()[0][:100]
+        except GraphDatabaseError as e:
+            fault = fault_of(str(e))
+            raise ScriptError(
+                f"statement {number} (line {line}: {first_line}) failed: {e}", number, line, fault=fault
+            ) from e
+        except ConfigurationError as e:
             raise ScriptError(f"statement {number} (line {line}: {first_line}) failed: {e}", number, line) from e
     return report
