@@ -37,26 +37,39 @@ def scratch(movies_db):
     graph.clear()
 
 
-def test_an_apoc_call_is_refused_by_name_before_anything_of_it_runs(scratch, tmp_path):
-    (tmp_path / "people.csv").write_text("name,born\nAda,1815-12-10\n")
-    script = tmp_path / "people.cypher"
-    script.write_text(APOC_SCRIPT)
+def refusal(db, folder, script: str, csv_name: str, csv_text: str) -> ScriptError:
+    """The error loading `script` (beside its CSV file) into `db` raises."""
+    (folder / csv_name).write_text(csv_text)
+    path = folder / "import.cypher"
+    path.write_text(script)
     with pytest.raises(ScriptError) as refused:
-        load_cypher_script(scratch, script)
-    said = str(refused.value)
-    assert refused.value.fault == "dialect" and (refused.value.statement, refused.value.line) == (2, 3)
+        load_cypher_script(db, path)
+    return refused.value
+
+
+def test_an_apoc_call_is_refused_by_name_before_anything_of_it_runs(scratch, tmp_path):
+    refused = refusal(scratch, tmp_path, APOC_SCRIPT, "people.csv", "name,born\nAda,1815-12-10\n")
+    said = str(refused)
+    assert refused.fault == "dialect" and (refused.statement, refused.line) == (2, 3)
     assert "apoc.date.parse" in said and "Neo4j plugin" in said and "date()" in said
     assert scratch.query("MATCH (p:Person) RETURN count(p)").rows == [[0]]  # the statement never ran
 
 
+def test_apoc_inside_a_temporal_call_is_named_not_the_function_around_it(scratch, tmp_path):
+    """How public imports most often write a date: FalkorDB alone says "Unknown function 'datetime'"."""
+    script = (
+        "LOAD CSV WITH HEADERS FROM 'file:///sessions.csv' AS row\n"
+        "MERGE (s:Session {title: row.title})\n"
+        "SET s.date = datetime({epochMillis: apoc.date.parse(row.date, 'ms', 'MM/dd/yyyy HH:mm a')});\n"
+    )
+    refused = refusal(scratch, tmp_path, script, "sessions.csv", "title,date\nKeynote,10/25/2018 09:00 AM\n")
+    assert refused.fault == "dialect" and "calls apoc.date.parse" in str(refused) and "datetime'" not in str(refused)
+
+
 def test_a_refused_value_is_the_datas_fault(scratch, tmp_path):
-    (tmp_path / "places.csv").write_text("name,lat,lng\nAda,51.5,-0.1\nBob,,\n")
-    script = tmp_path / "places.cypher"
-    script.write_text(POINT_SCRIPT)
-    with pytest.raises(ScriptError) as refused:
-        load_cypher_script(scratch, script)
-    assert refused.value.fault == "data" and "point map" in str(refused.value)
-    assert (refused.value.statement, refused.value.line) == (1, 1)
+    refused = refusal(scratch, tmp_path, POINT_SCRIPT, "places.csv", "name,lat,lng\nAda,51.5,-0.1\nBob,,\n")
+    assert refused.fault == "data" and "point map" in str(refused)
+    assert (refused.statement, refused.line) == (1, 1)
 
 
 def test_the_command_line_names_the_fault(tmp_path, capsys, falkordb_server):

@@ -25,7 +25,12 @@ from rich.prompt import Confirm
 
 from reflexion_agents.graphs.cli.exit_codes import EXIT_ANSWERED, EXIT_NO_ANSWER
 from reflexion_agents.nodes.graphdb import connect, load_cypher_script
-from reflexion_agents.nodes.graphdb.atomic_load import SCRATCH_MARK, load_atomically
+from reflexion_agents.nodes.graphdb.atomic_load import (
+    EXAMPLES_SUFFIX,
+    SCRATCH_MARK,
+    kept_by_the_project,
+    load_atomically,
+)
 from reflexion_agents.nodes.graphdb.connect import checked_name
 from reflexion_agents.nodes.graphdb.csv_loader import (
     load_nodes_csv,
@@ -36,7 +41,6 @@ from reflexion_agents.nodes.graphdb.csv_loader import (
 from reflexion_agents.nodes.graphdb.locations import DEFAULT_GRAPH
 from reflexion_agents.schemas.errors import ConfigurationError, QueryError
 
-EXAMPLES_SUFFIX = "__examples"
 EXAMPLE_TIMEOUT_S = 10.0
 
 
@@ -44,7 +48,7 @@ def checked_graph_name(name: str) -> str:
     """A graph name a user may create: letters, digits, `_`, `.`, `-`, and none of the names the
     project keeps for itself (`<graph>__examples`, scratch copies)."""
     checked_name(name)
-    if name.endswith(EXAMPLES_SUFFIX) or SCRATCH_MARK in name:
+    if kept_by_the_project(name):
         raise ConfigurationError(
             f"{name!r} is a name the project keeps for itself (…{EXAMPLES_SUFFIX}, …{SCRATCH_MARK}…)"
         )
@@ -59,7 +63,7 @@ def require_graph(db: Any) -> Any:
     """`db` if its graph exists on the embedded database; else a configuration error naming those that do."""
     graphs = db.graphs()
     if db.graph_name not in graphs:
-        known = ", ".join(g for g in graphs if not g.endswith(EXAMPLES_SUFFIX)) or "none"
+        known = ", ".join(g for g in graphs if not kept_by_the_project(g)) or "none"
         raise ConfigurationError(
             f"there is no graph {db.graph_name!r} in the embedded database (its graphs: {known}); "
             "load one with reflexion load"

@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 POLL_VARIABLE = "REFLEXION_SERVER_POLL_S"
@@ -106,9 +106,9 @@ def told_queue(poll_s: float) -> bool:
         from langgraph_runtime_inmem import ops
     except ImportError:
         return False
-    shaped: Callable[[Any, str], bool] = lambda owner, name: callable(getattr(owner, name, None))  # noqa: E731
     runs, threads = getattr(ops, "Runs", None), getattr(ops, "Threads", None)
-    if not all(shaped(o, n) for o, n in ((runs, "next"), (runs, "put"), (threads, "set_joint_status"))):
+    needed = ((runs, "next"), (runs, "put"), (threads, "set_joint_status"))
+    if not all(callable(getattr(owner, name, None)) for owner, name in needed):
         return False
     wake_queue_on_new_runs(runs, threads, poll_s)
     return True

@@ -22,20 +22,20 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from reflexion_agents.graphs.web.picture import picture
-from reflexion_agents.nodes.graphdb.atomic_load import SCRATCH_MARK
+from reflexion_agents.nodes.graphdb.atomic_load import kept_by_the_project
 from reflexion_agents.nodes.graphdb.connect import open_database
 from reflexion_agents.nodes.graphdb.locations import default_connection_args, with_graph
 from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
 from reflexion_agents.schemas.errors import ConfigurationError, GraphDatabaseError, GraphNotFoundError, QueryError
 
 STATIC = Path(__file__).parent / "static"
-_HIDDEN_SUFFIXES = ("__examples",)  # the example pairs a graph keeps beside it (`reflexion examples`)
 _open: dict[str, GraphDatabase] = {}
 _open_lock = threading.Lock()
 _KEPT_OPEN = 32  # graphs kept open at once: a page names them, and names are free to invent
@@ -89,13 +89,11 @@ def _graphs() -> dict[str, Any]:
     default = served_graph()
     listed = getattr(database(None), "graphs", None)
     names = listed() if callable(listed) else []
-    shown = {n for n in names if SCRATCH_MARK not in n and not n.endswith(_HIDDEN_SUFFIXES)}
+    shown = {n for n in names if not kept_by_the_project(n)}
     return {"graphs": sorted(shown | ({default} if default else set())), "default": default}
 
 
 async def graphs(request: Request) -> Response:
-    from starlette.concurrency import run_in_threadpool
-
     try:
         return JSONResponse(await run_in_threadpool(_graphs))
     except (ConfigurationError, GraphDatabaseError) as e:
@@ -103,8 +101,6 @@ async def graphs(request: Request) -> Response:
 
 
 async def answer_picture(request: Request) -> Response:
-    from starlette.concurrency import run_in_threadpool
-
     if int(request.headers.get("content-length") or 0) > MAX_BODY_BYTES:
         return _error(413, f"a picture request is at most {MAX_BODY_BYTES} bytes: send the first rows")
     try:

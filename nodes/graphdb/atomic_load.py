@@ -13,6 +13,13 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 SCRATCH_MARK = "__loading_"
+EXAMPLES_SUFFIX = "__examples"  # beside a graph, its (question, cypher) example pairs (`reflexion examples`)
+
+
+def kept_by_the_project(graph: str) -> bool:
+    """Whether `graph` is one the project keeps for itself (a scratch copy, a graph's examples), not a
+    graph users load and ask."""
+    return graph.endswith(EXAMPLES_SUFFIX) or SCRATCH_MARK in graph
 
 
 def load_atomically(db: Any, load: Callable[[Any], T]) -> T:
