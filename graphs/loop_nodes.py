@@ -12,6 +12,7 @@ agents is only their parts (`graphs.loop_parts.LoopParts`), and the labels on th
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from collections.abc import Callable
 from typing import Any, Literal
@@ -264,15 +265,17 @@ class LoopNodes:
 def built_in_hooks(agent: Any, *names: str) -> bool:
     """Whether these hooks of `agent` are this package's own: not replaced on the instance, nor
     overridden by a class of the user's (whose hook may read a file or a database, so an async run
-    calls it in a worker thread)."""
+    calls it in a worker thread). Asked at every step: what the class says is found once."""
+    instance = vars(agent)
+    return not any(name in instance for name in names) and _class_hooks_built_in(type(agent), names)
+
+
+@functools.cache
+def _class_hooks_built_in(cls: type, names: tuple[str, ...]) -> bool:
+    """Whether the class that defines each hook of `cls` named in `names` is one of this package's."""
     package = __package__.rpartition(".")[0] if __package__ else ""
-    for name in names:
-        if name in vars(agent):
-            return False
-        owner = next(c for c in type(agent).__mro__ if name in vars(c))
-        if not owner.__module__.startswith(f"{package}."):
-            return False
-    return True
+    owners = (next(c for c in cls.__mro__ if name in vars(c)) for name in names)
+    return all(owner.__module__.startswith(f"{package}.") for owner in owners)
 
 
 def build_loop_graph(parts: LoopParts, checkpointer: Any = None) -> CompiledStateGraph[Any, Any, Any, Any]:

@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
-from langchain_core.messages import AnyMessage, BaseMessage, convert_to_messages
+from langchain_core.messages import AnyMessage, BaseMessage, BaseMessageChunk, RemoveMessage, convert_to_messages
 from langgraph.channels.delta import DeltaChannel
 from langgraph.graph.message import add_messages
 
@@ -54,11 +54,29 @@ def _with_ids(write: Any, before: Sequence[BaseMessage]) -> list[BaseMessage] | 
 
 
 def merged_messages(state: Sequence[BaseMessage] | None, writes: Sequence[Any]) -> list[BaseMessage]:
-    """`add_messages` over each write in turn, ids given where missing (`_with_ids`)."""
+    """`add_messages` over each write in turn, ids given where missing (`_with_ids`). A write of new
+    whole messages (a node's usual write) is appended as it is, as `add_messages` would: this reducer
+    runs at every step of every run and at each replay, and `add_messages` converts the whole list."""
     merged: list[BaseMessage] = list(state or [])
     for write in writes:
-        merged = add_messages(merged, _with_ids(write, merged))  # type: ignore[arg-type,assignment]
+        if _only_new_messages(write, merged):
+            merged.extend(write)
+        else:
+            merged = add_messages(merged, _with_ids(write, merged))  # type: ignore[arg-type,assignment]
     return merged
+
+
+def _only_new_messages(write: Any, merged: Sequence[BaseMessage]) -> bool:
+    """Whether `write` is a list of whole messages (no chunks, no removals), each with an id that
+    `merged` does not hold: what `add_messages` appends unchanged."""
+    if not isinstance(write, list) or not write:
+        return False
+    for message in write:
+        kind = type(message)
+        if not issubclass(kind, BaseMessage) or issubclass(kind, (BaseMessageChunk, RemoveMessage)) or not message.id:
+            return False
+    held = {m.id for m in merged}
+    return len({m.id for m in write} - held) == len(write)
 
 
 def merged_outcomes(state: Sequence[dict[str, Any]] | None, writes: Sequence[Any]) -> list[dict[str, Any]]:

@@ -226,8 +226,7 @@ def refuse_unsendable(cypher: str) -> None:
         raise CypherSyntaxError(
             f"the query is {len(cypher):,} characters long; the limit is {MAX_QUERY_CHARS:,}", cypher
         )
-    depths = code_depths(cypher)
-    code = "".join(ch if depths[i] >= 0 else " " for i, ch in enumerate(cypher))
+    code = code_only(cypher)
     if _PLAN_PREFIX.match(code):
         raise CypherSyntaxError("send the query itself, without EXPLAIN or PROFILE", cypher)
     depth = expression_depth(code)
