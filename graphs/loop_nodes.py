@@ -12,7 +12,6 @@ agents is only their parts (`graphs.loop_parts.LoopParts`), and the labels on th
 from __future__ import annotations
 
 import asyncio
-import functools
 import uuid
 from collections.abc import Callable
 from typing import Any, Literal
@@ -267,15 +266,18 @@ def built_in_hooks(agent: Any, *names: str) -> bool:
     overridden by a class of the user's (whose hook may read a file or a database, so an async run
     calls it in a worker thread). Asked at every step: what the class says is found once."""
     instance = vars(agent)
-    return not any(name in instance for name in names) and _class_hooks_built_in(type(agent), names)
+    if any(name in instance for name in names):
+        return False
+    key = (type(agent), names)
+    if key not in _CLASS_HOOKS_BUILT_IN:
+        package = __package__.rpartition(".")[0] if __package__ else ""
+        owners = (next(c for c in type(agent).__mro__ if name in vars(c)) for name in names)
+        _CLASS_HOOKS_BUILT_IN[key] = all(owner.__module__.startswith(f"{package}.") for owner in owners)
+    return _CLASS_HOOKS_BUILT_IN[key]
 
 
-@functools.cache
-def _class_hooks_built_in(cls: type, names: tuple[str, ...]) -> bool:
-    """Whether the class that defines each hook of `cls` named in `names` is one of this package's."""
-    package = __package__.rpartition(".")[0] if __package__ else ""
-    owners = (next(c for c in cls.__mro__ if name in vars(c)) for name in names)
-    return all(owner.__module__.startswith(f"{package}.") for owner in owners)
+#: By (an agent's class, hook names): whether a class of this package defines each of them.
+_CLASS_HOOKS_BUILT_IN: dict[tuple[type, tuple[str, ...]], bool] = {}
 
 
 def build_loop_graph(parts: LoopParts, checkpointer: Any = None) -> CompiledStateGraph[Any, Any, Any, Any]:
