@@ -149,30 +149,29 @@ def model_replies(run: Run) -> list[AIMessage]:
     return [messages[0] for node, messages in run if node in MODEL_NODES and isinstance(messages[0], AIMessage)]
 
 
-def measure_bare(
-    checkpointer: Any, run: Run, question: BaseMessage, iterations: int, runs: int, *, ask_model: bool
-) -> tuple[float, float]:
-    """Milliseconds per iteration of the bare graph replaying `run` (asking a scripted model for its
-    replies if `ask_model`, whose own reply time is left out): (wall, CPU), medians over `runs` after
-    a warm-up."""
+Sample = dict[str, float]  # one run: seconds of wall, CPU, and (the agent's) model and database time
+
+
+def bare_run(checkpointer: Any, run: Run, question: BaseMessage, *, ask_model: bool) -> Callable[[str], Sample]:
+    """One run of the bare graph replaying `run` (asking a scripted model for its replies if
+    `ask_model`, whose own reply time is left out), on a thread of its own in a shared file."""
     model = TimedScriptedModel() if ask_model else None
     graph = bare_graph(checkpointer, run, model)
     asked = {"messages": [question]}
-    samples = []
-    for n in range(runs + 1):
+
+    def one(thread: str) -> Sample:
         if model is not None:
             model.replies, model.calls, model.reply_s = model_replies(run), [], 0.0
-        thread = f"{'asking' if ask_model else 'replaying'}-{n}"  # a thread of its own in a shared file
-        _, wall, cpu = timed(lambda thread=thread: graph.invoke(asked, config(checkpointer, thread)))
+        _, wall, cpu = timed(lambda: graph.invoke(asked, config(checkpointer, thread)))
         replying = model.reply_s if model is not None else 0.0
-        samples.append((wall - replying, cpu - replying))
-    wall, cpu = (1000 * statistics.median(s[k] for s in samples[1:]) / iterations for k in (0, 1))
-    return wall, cpu
+        return {"wall": wall - replying, "cpu": cpu - replying}
+
+    return one
 
 
-def measure_agent(db: Any, checkpointer: Any, iterations: int, runs: int) -> tuple[dict[str, float], Run, BaseMessage]:
-    """Milliseconds per iteration of the agent, medians over `runs` after a warm-up (which compiles
-    the graph, reads the schema and records the database's answers), and the messages of its run."""
+def agent_run(db: Any, checkpointer: Any, iterations: int) -> tuple[Callable[[str], Sample], Run, BaseMessage]:
+    """One run of the agent (`iterations` queries; the model's and the database's time measured
+    apart), and the messages each node appended in a run of it, for the bare graph to replay."""
     replayed, model = ReplayedDatabase(db), TimedScriptedModel()
     agent = KGQueryReflexionAgent(  # one agent for every run, as in a service: its schema is read once
         conversation_factory=lambda: model,
@@ -181,23 +180,49 @@ def measure_agent(db: Any, checkpointer: Any, iterations: int, runs: int) -> tup
         checkpointer=checkpointer,
         trust_non_empty_result=False,
     )
-    samples = []
     queries = [QUERIES[i % len(QUERIES)].format(i=i) for i in range(iterations)]
-    for _ in range(runs + 1):
+
+    def one(thread: str) -> Sample:
         model.replies, model.calls, model.reply_s, replayed.query_s = loop_script(queries), [], 0.0, 0.0
-        result, wall, cpu = timed(lambda: agent.execute("Which movies?"))
+        result, wall, cpu = timed(lambda: agent.execute("Which movies?"))  # a new thread each time
         assert result.steps == iterations, (result.stop_reason, result.error)
-        samples.append({"wall": wall, "cpu": cpu, "model": model.reply_s, "database": replayed.query_s})
-    per = {k: 1000 * statistics.median(s[k] for s in samples[1:]) / iterations for k in samples[0]}
-    per["framework"] = statistics.median(
-        1000 * (s["wall"] - s["model"] - s["database"]) / iterations for s in samples[1:]
-    )
-    model.replies, model.calls = loop_script(queries), []  # one more run, for the messages each node appended
+        return {"wall": wall, "cpu": cpu, "model": model.reply_s, "database": replayed.query_s}
+
+    one("warm-up")  # compiles the graph, reads the schema and records the database's answers
+    model.replies, model.calls = loop_script(queries), []
     asked = agent.runner.target.question_input("Which movies?")
     updates = agent.graph.stream(asked, config(checkpointer, "messages"), stream_mode="updates")
     run = [(node, update["messages"]) for chunk in updates for node, update in chunk.items() if update.get("messages")]
     assert sum(len(messages) for _, messages in run) > 2 * iterations, run  # the whole run, every step
-    return per, run, asked["messages"][0]
+    return one, run, asked["messages"][0]
+
+
+def measure(db: Any, make: Callable[[], Any], iterations: int, runs: int) -> dict[str, float]:
+    """Milliseconds per iteration, medians over `runs`: the agent's (wall, CPU, model, database,
+    framework) and the bare graph's, replaying and asking. The three take turns, run by run, so a
+    machine that slows down for a while slows all three alike."""
+    agent, run, question = agent_run(db, make(), iterations)
+    sides = {
+        "agent": agent,
+        "replaying": bare_run(make(), run, question, ask_model=False),
+        "asking": bare_run(make(), run, question, ask_model=True),
+    }
+    samples: dict[str, list[Sample]] = {side: [] for side in sides}
+    for n in range(runs + 1):
+        for side, one in sides.items():
+            samples[side].append(one(f"{side}-{n}"))
+    for side in samples:
+        samples[side] = samples[side][1:]  # the first of each is a warm-up
+
+    def per_iteration(side: str, key: str) -> float:
+        return 1000 * statistics.median(s[key] for s in samples[side]) / iterations
+
+    measured = {key: per_iteration("agent", key) for key in ("wall", "cpu", "model", "database")}
+    measured["framework"] = (
+        1000 * statistics.median((s["wall"] - s["model"] - s["database"]) for s in samples["agent"]) / iterations
+    )
+    measured["replaying"], measured["asking"] = per_iteration("replaying", "wall"), per_iteration("asking", "wall")
+    return measured
 
 
 def checkpointers(folder: Path) -> dict[str, Callable[[], Any]]:
@@ -222,10 +247,8 @@ def main() -> None:
     default_framework, default_ratio = float("nan"), float("nan")
     with movies_database() as db, tempfile.TemporaryDirectory() as folder:
         for name, make in checkpointers(Path(folder)).items():
-            agent, run, question = measure_agent(db, make(), args.iterations, args.runs)
-            replaying, _ = measure_bare(make(), run, question, args.iterations, args.runs, ask_model=False)
-            asking, _ = measure_bare(make(), run, question, args.iterations, args.runs, ask_model=True)
-            framework = agent["framework"]
+            agent = measure(db, make, args.iterations, args.runs)
+            framework, replaying, asking = agent["framework"], agent["replaying"], agent["asking"]
             print(
                 f"| {name} | {replaying:.2f} | {asking:.2f} | {agent['wall']:.2f} / {agent['cpu']:.2f} "
                 f"| {agent['model']:.2f} | {agent['database']:.2f} | {framework:.2f} | {framework / asking:.2f}x "

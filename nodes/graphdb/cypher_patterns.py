@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from reflexion_agents.nodes.graphdb.cypher_text import COMMENT, code_depths, code_only
+from reflexion_agents.nodes.graphdb.cypher_text import code_depths, code_only, comments_blanked
 
 Span = tuple[int, int]
 Direction = Literal["out", "in", "both"]
@@ -250,7 +250,7 @@ def _filters(cypher: str, depths: tuple[int, ...], query: ReadQuery) -> list[Val
     for rel in query.relationships:
         types = tuple(t.text for t in rel.types)
         found += [ValueFilter(rel.var, key, literal, types, "=", True) for key, literal in rel.properties if literal]
-    shaped = "".join(ch if depths[i] != COMMENT else " " for i, ch in enumerate(cypher))
+    shaped = comments_blanked(cypher)
 
     def in_code(group: int) -> Callable[[re.Match[str]], bool]:
         return lambda match: depths[match.start(group)] >= 0
@@ -294,7 +294,7 @@ def _binding_tests(code: str, tests: list[re.Match[str]]) -> list[tuple[str, Nam
 def _unread_comparisons(cypher: str, depths: tuple[int, ...], query: ReadQuery) -> bool:
     """Whether a value is compared in a form the check does not read (`toLower(m.title) = 'x'`, `t = 'x'`
     after `WITH m.title AS t`): no rows could then come from a value never looked up."""
-    shaped = "".join(ch if depths[i] != COMMENT else " " for i, ch in enumerate(cypher))
+    shaped = comments_blanked(cypher)
     read = {f.literal.span for f in query.filters} | {literal.span for _, _, _, literal in query.ranges}
     for m in _COMPARED.finditer(shaped):
         span = m.span(1) if m.group(1) else m.span(2)

@@ -66,37 +66,45 @@ def _cached_depths(text: str) -> tuple[int, ...]:
     return _scan_depths(text)
 
 
+#: Where the scan must look: a quote, a comment's start, a bracket. Code between them is one depth.
+_SCAN_STOP = re.compile(r"""['"`]|//|/\*|[()\[\]{}]""")
+#: The rest of a string or backtick name after its opening quote (a backslash escapes in strings).
+_QUOTED_REST = {
+    "'": re.compile(r"(?:[^'\\]|\\.)*'", re.DOTALL),
+    '"': re.compile(r'(?:[^"\\]|\\.)*"', re.DOTALL),
+    "`": re.compile(r"[^`]*`"),
+}
+
+
 def _scan_depths(text: str) -> tuple[int, ...]:
-    depths, depth, quote, i = [COMMENT] * len(text), 0, None, 0
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            depths[i] = LITERAL
-            if ch == "\\" and quote != "`":
-                if i + 1 < len(text):
-                    depths[i + 1] = LITERAL
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-        elif ch in "'\"`":
-            quote = ch
-            depths[i] = LITERAL
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            i = len(text) if end == -1 else end
-            continue
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            i = len(text) if end == -1 else end + 2
-            continue
+    """Jumps from one quote, comment or bracket to the next: every query a model writes is scanned
+    before it runs, so the scan does not look at each character in Python."""
+    size = len(text)
+    depths, depth, i = [COMMENT] * size, 0, 0
+    while i < size:
+        stop = _SCAN_STOP.search(text, i)
+        at = stop.start() if stop else size
+        depths[i:at] = [depth] * (at - i)
+        if stop is None:
+            break
+        token = stop.group()
+        if token in ("'", '"', "`"):
+            rest = _QUOTED_REST[token].match(text, at + 1)
+            i = rest.end() if rest else size  # an unclosed string runs to the end
+            depths[at:i] = [LITERAL] * (i - at)
+        elif token == "//":
+            end = text.find("\n", at)
+            i = size if end == -1 else end
+        elif token == "/*":
+            end = text.find("*/", at + 2)
+            i = size if end == -1 else end + 2
         else:
-            if ch in ")]}":
+            if token in ")]}":
                 depth -= 1
-            depths[i] = depth
-            if ch in "([{":
+            depths[at] = depth
+            if token in "([{":
                 depth += 1
-        i += 1
+            i = at + 1
     return tuple(depths)
 
 
@@ -112,7 +120,22 @@ def _cached_code_only(text: str) -> str:
 
 def _blank_non_code(text: str) -> str:
     depths = code_depths(text)
-    return "".join(ch if depths[i] >= 0 else " " for i, ch in enumerate(text))
+    return "".join([ch if depth >= 0 else " " for ch, depth in zip(text, depths)])
+
+
+def comments_blanked(text: str) -> str:
+    """`text` with its comments blanked out, strings kept, same length."""
+    return _cached_comments_blanked(text) if len(text) <= CACHED_SCAN_CHARS else _blank_comments(text)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_comments_blanked(text: str) -> str:
+    return _blank_comments(text)
+
+
+def _blank_comments(text: str) -> str:
+    depths = code_depths(text)
+    return "".join([ch if depth != COMMENT else " " for ch, depth in zip(text, depths)])
 
 
 def strip_comments(text: str) -> str:
