@@ -120,7 +120,7 @@ def _cached_code_only(text: str) -> str:
 
 def _blank_non_code(text: str) -> str:
     depths = code_depths(text)
-    return "".join([ch if depth >= 0 else " " for ch, depth in zip(text, depths)])
+    return "".join([ch if depth >= 0 else " " for ch, depth in zip(text, depths, strict=True)])
 
 
 def comments_blanked(text: str) -> str:
@@ -135,7 +135,7 @@ def _cached_comments_blanked(text: str) -> str:
 
 def _blank_comments(text: str) -> str:
     depths = code_depths(text)
-    return "".join([ch if depth != COMMENT else " " for ch, depth in zip(text, depths)])
+    return "".join([ch if depth != COMMENT else " " for ch, depth in zip(text, depths, strict=True)])
 
 
 def strip_comments(text: str) -> str:
