@@ -18,6 +18,7 @@ from typing import Any
 from reflexion_agents.nodes.graphdb.csv_sources import opened_csv
 from reflexion_agents.nodes.graphdb.cypher_text import statements_with_lines
 from reflexion_agents.nodes.graphdb.load_csv import LoadCsvStatement, iter_csv_rows, parse_load_csv
+from reflexion_agents.nodes.graphdb.row_functions import RowValue, computed_in_rows, null_safe_points, with_computed
 from reflexion_agents.nodes.graphdb.script_faults import apoc_advice, apoc_called, fault_of
 from reflexion_agents.schemas.errors import (
     ConfigurationError,
@@ -106,12 +107,33 @@ class CsvAccess:
 
 
 def _run_load_csv(db: Any, load: LoadCsvStatement, report: LoadReport, access: CsvAccess) -> None:
-    """Stream the file's rows into the statement, a batch at a time: memory holds one batch."""
+    """Stream the file's rows into the statement, a batch at a time: memory holds one batch. On
+    FalkorDB, what Neo4j computes and FalkorDB cannot is computed here for each row first
+    (`nodes.graphdb.row_functions`)."""
+    body, computed = _on_falkordb(load) if db.dialect == "falkordb" else (load.body, [])
+    cypher = load.cypher(body)
     with opened_csv(load.url, access.csv_dir, access.script_dir, allow_http=access.allow_http) as handle:
         rows = iter_csv_rows(handle, load.headers, load.terminator)
         while batch := list(itertools.islice(rows, load.batch)):
-            db.write(load.cypher(), {"rows": batch})
+            db.write(cypher, {"rows": [with_computed(row, computed) for row in batch]})
             report.csv_rows += len(batch)
+
+
+def _on_falkordb(load: LoadCsvStatement) -> tuple[str, list[RowValue]]:
+    """The LOAD CSV body as FalkorDB runs it: points null-safe, row functions computed."""
+    return computed_in_rows(null_safe_points(load.body), load.variable)
+
+
+def apoc_left(statement: str, dialect: str) -> list[str]:
+    """The APOC calls of `statement` that would reach the database: on FalkorDB, those the loader
+    does not compute for each LOAD CSV row (elsewhere, none: Neo4j may have the plugin)."""
+    if dialect != "falkordb":
+        return []
+    try:
+        load = parse_load_csv(statement)
+    except ConfigurationError:  # said when the statement runs
+        load = None
+    return apoc_called(statement if load is None else _on_falkordb(load)[0])
 
 
 def _run_statement(db: Any, statement: str, report: LoadReport, access: CsvAccess) -> None:
@@ -130,7 +152,7 @@ def _run_statement(db: Any, statement: str, report: LoadReport, access: CsvAcces
             return
         report.translated.append((statement, translated))
     else:
-        db.write(statement)
+        db.write(null_safe_points(statement) if db.dialect == "falkordb" else statement)
     report.executed += 1
 
 
@@ -148,7 +170,7 @@ def load_cypher_script(
     report = LoadReport()
     for number, (line, statement) in enumerate(statements_with_lines(text), start=1):
         first_line = statement.splitlines()[0][:100]
-        apoc = apoc_called(statement) if db.dialect == "falkordb" else []
+        apoc = apoc_left(statement, db.dialect)
         if apoc:  # refused before it runs: nothing of it is written
             advice = "; ".join(f"for {name}, {apoc_advice(name)}" for name in apoc)
             raise ScriptError(

@@ -71,9 +71,9 @@ class LoadCsvStatement:
     body: str  # the statement after `AS row`, with `IN TRANSACTIONS` removed
     batch: int
 
-    def cypher(self) -> str:
-        """The statement the database runs for each batch of rows."""
-        return f"UNWIND $rows AS {self.variable} {self.body.strip()}"
+    def cypher(self, body: str | None = None) -> str:
+        """The statement the database runs for each batch of rows (with `body` for the statement's own)."""
+        return f"UNWIND $rows AS {self.variable} {(self.body if body is None else body).strip()}"
 
 
 def parse_load_csv(statement: str) -> LoadCsvStatement | None:
