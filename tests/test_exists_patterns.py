@@ -1,12 +1,12 @@
-"""Neo4j 5's `EXISTS { pattern }` runs on FalkorDB as the pattern predicate it means
-(nodes/graphdb/exists_patterns.py): the rewrite itself, and gold queries of the public movies
-question set answered as an independent formulation answers them."""
+"""Neo4j's `EXISTS {}` and `COUNT {}` subqueries (and Neo4j 4's pattern expressions) run on FalkorDB
+as what they mean (nodes/graphdb/exists_patterns.py): the rewrites themselves, and gold queries of
+the public movies question set answered as an independent formulation answers them."""
 
 from __future__ import annotations
 
 import pytest
 
-from reflexion_agents.nodes.graphdb.exists_patterns import exists_as_patterns
+from reflexion_agents.nodes.graphdb.exists_patterns import exists_as_patterns, neo4j_subqueries
 
 
 @pytest.mark.unit
@@ -76,3 +76,86 @@ def test_gold_queries_with_exists_answer_as_a_counting_subquery_does(movies_db, 
     answered = sorted(movies_db.query(gold).rows)
     assert answered and answered == sorted(movies_db.query(counted).rows)
     movies_db.validate(gold)  # the check before a run takes it too
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    "written, sent",
+    [
+        (  # a subquery with its own WHERE, computed before the WHERE it stands in
+            "MATCH (m:Movie) WHERE m.released > 2000 AND EXISTS { (m)<-[r:REVIEWED]-() WHERE r.rating > 80 } "
+            "RETURN m.title",
+            "MATCH (m:Movie) WITH *, size([(m)<-[r:REVIEWED]-() WHERE r.rating > 80 | 1]) > 0 AS __subquery_0 "
+            "WHERE m.released > 2000 AND __subquery_0 RETURN m.title",
+        ),
+        (  # COUNT {} in a projection, written in place; a leading MATCH is the same subquery
+            "MATCH (m:Movie) RETURN m.title, COUNT { MATCH (m)<-[:ACTED_IN]-() } AS actors",
+            "MATCH (m:Movie) RETURN m.title, (size([(m)<-[:ACTED_IN]-() | 1])) AS actors",
+        ),
+        (  # Neo4j 4's size(pattern), its variables bound, then moved out of the WHERE
+            "MATCH (p:Person) WHERE size((p)-[:FOLLOWS]->()) > 5 RETURN p.name",
+            "MATCH (p:Person) WITH *, [(p)-[:FOLLOWS]->() | 1] AS __subquery_0 WHERE size(__subquery_0) > 5 "
+            "RETURN p.name",
+        ),
+    ],
+)
+def test_subqueries_are_sent_as_the_pattern_comprehensions_they_count(written, sent):
+    assert neo4j_subqueries(written) == sent
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    "kept",
+    [
+        "OPTIONAL MATCH (m:Movie) WHERE COUNT { (m)<--() } > 1 RETURN m",  # its WHERE decides what matches
+        "MATCH (m:Movie) WHERE EXISTS { (m)<-[r:REVIEWED]-() WHERE r.rating > 1 } RETURN *",  # * would show it
+        "MATCH (m) WHERE EXISTS { (p)-[:ACTED_IN]->(m) (p)-[:DIRECTED]->(m) } RETURN m",  # two patterns
+        "MATCH (m:Movie) WHERE size((p)-[:ACTED_IN]->(m)) > 5 RETURN m",  # p unbound: Neo4j refuses it too
+        "MATCH (m) WHERE [x IN m.tags WHERE EXISTS { (m)-->() WHERE x > 1 }] RETURN m",  # a comprehension's own
+        "MATCH (m:Movie) WITH m ORDER BY m.title LIMIT 3 WHERE COUNT { (m)--() } > 1 RETURN m",
+    ],
+)
+def test_subqueries_without_an_exact_rewrite_are_sent_as_written(kept):
+    assert neo4j_subqueries(kept) == kept
+
+
+#: Gold queries of the movies question set (`EXISTS` with its own WHERE, Neo4j 4's `size(pattern)`,
+#: a pattern comprehension in a WHERE) and a `COUNT {}` in the same style, each beside the question
+#: asked with a CALL subquery counting the pattern's matches.
+COUNTED = [
+    (
+        "MATCH (m:Movie) WHERE m.released > 2000 AND exists { (m)<-[r:REVIEWED]-() WHERE r.rating > 70 } "
+        "RETURN m.title",
+        "MATCH (m:Movie) WHERE m.released > 2000 CALL { WITH m MATCH (m)<-[r:REVIEWED]-() WHERE r.rating > 70 "
+        "RETURN count(*) AS n } WITH m, n WHERE n > 0 RETURN m.title",
+    ),
+    (
+        "MATCH (m:Movie)<-[ai:ACTED_IN]-(p:Person) WHERE EXISTS { (m)<-[ai2:ACTED_IN]-(p2:Person) "
+        "WHERE size(ai2.roles) > 1 } RETURN m.title AS movie, count(p) AS actors",
+        "MATCH (m:Movie)<-[ai:ACTED_IN]-(p:Person) CALL { WITH m MATCH (m)<-[ai2:ACTED_IN]-(p2:Person) "
+        "WHERE size(ai2.roles) > 1 RETURN count(*) AS n } WITH m, p, n WHERE n > 0 "
+        "RETURN m.title AS movie, count(p) AS actors",
+    ),
+    (
+        "MATCH (p:Person) WHERE size((p)-[:ACTED_IN]->()) > 5 RETURN p.name",
+        "MATCH (p:Person) CALL { WITH p MATCH (p)-[:ACTED_IN]->() RETURN count(*) AS n } WITH p, n WHERE n > 5 "
+        "RETURN p.name",
+    ),
+    (
+        "MATCH (m:Movie) WHERE size([(p)-[:REVIEWED]->(m) | p]) > 1 RETURN m.title",
+        "MATCH (m:Movie) CALL { WITH m MATCH (p)-[:REVIEWED]->(m) RETURN count(*) AS n } WITH m, n WHERE n > 1 "
+        "RETURN m.title",
+    ),
+    (
+        "MATCH (p:Person)-[:DIRECTED]->(m:Movie) RETURN p.name, m.title, COUNT { (m)<-[:ACTED_IN]-() } AS cast",
+        "MATCH (p:Person)-[:DIRECTED]->(m:Movie) CALL { WITH m MATCH (m)<-[:ACTED_IN]-() RETURN count(*) AS n } "
+        "RETURN p.name, m.title, n AS cast",
+    ),
+]
+
+
+@pytest.mark.parametrize("gold, counted", COUNTED)
+def test_subqueries_answer_as_a_counting_subquery_does(movies_db, gold, counted):
+    answered = sorted(movies_db.query(gold).rows)
+    assert answered and answered == sorted(movies_db.query(counted).rows)
+    movies_db.validate(gold)

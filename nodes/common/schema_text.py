@@ -10,7 +10,7 @@ from reflexion_agents.schemas.graphdb import Dialect, GraphSchema, PropertyInfo
 DIALECT_NOTES: dict[Dialect, str] = {
     "falkordb": (
         "The database is FalkorDB (openCypher). It does NOT support: EXISTS {...} or COUNT {...} "
-        "subqueries (use a pattern predicate in WHERE, or OPTIONAL MATCH with count()); datetime(), "
+        "over more than one pattern or with their own RETURN (one pattern, with a WHERE, is fine); datetime(), "
         "duration.between() and other temporal arithmetic; the =~ regular-expression operator (use "
         "STARTS WITH, ENDS WITH, CONTAINS, toLower()); APOC procedures; label expressions such as "
         "(n:A|B); shortestPath() inside MATCH (compute it in WITH or RETURN). Only read queries are allowed."
