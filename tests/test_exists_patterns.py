@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from reflexion_agents.nodes.graphdb.exists_patterns import exists_as_patterns, neo4j_subqueries
+from reflexion_agents.nodes.graphdb.neo4j_dialect import falkordb_dialect
 
 
 @pytest.mark.unit
@@ -159,3 +160,22 @@ def test_subqueries_answer_as_a_counting_subquery_does(movies_db, gold, counted)
     answered = sorted(movies_db.query(gold).rows)
     assert answered and answered == sorted(movies_db.query(counted).rows)
     movies_db.validate(gold)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    "written, sent",
+    [
+        ("RETURN datetime() AS now", "RETURN localdatetime() AS now"),
+        (
+            "MATCH (s) WHERE s.at > datetime('2019-03-07T09:30') RETURN s",
+            "MATCH (s) WHERE s.at > localdatetime('2019-03-07T09:30') RETURN s",
+        ),
+        ("RETURN datetime({year: 2019, month: 3}) AS d", "RETURN localdatetime({year: 2019, month: 3}) AS d"),
+        ("RETURN datetime('2019-03-07T09:30+02:00') AS d", None),  # an offset: another instant in FalkorDB's words
+        ("RETURN datetime({year: 2019, timezone: 'Europe/Paris'}) AS d", None),
+        ("RETURN datetime.truncate('day', x), n.datetime, 'datetime()' AS d", None),
+    ],
+)
+def test_datetimes_in_utc_are_sent_as_falkordbs_localdatetime(written, sent):
+    assert falkordb_dialect(written) == (written if sent is None else sent)

@@ -18,6 +18,7 @@ from reflexion_agents.schemas.errors import ScriptError
 
 SCHEDULE = """// venues, some without coordinates
 CREATE CONSTRAINT FOR (v:Venue) REQUIRE v.name IS UNIQUE;
+CREATE (:Conference {name: 'GraphSummit', opens: datetime('2019-03-07T08:00:00')});
 LOAD CSV WITH HEADERS FROM 'https://example.org/data/venues.csv' AS row
 MERGE (v:Venue {name: row.name})
 SET v.location = point({latitude: toFloat(row.lat), longitude: toFloat(row.lng)});
@@ -103,6 +104,12 @@ def test_a_neo4j_schedule_import_loads_unchanged_with_neo4js_values(scratch, tmp
         "MATCH (s:Session {title: 'Keynote'}) RETURN s.startsAt < localdatetime('2019-03-08T00:00:00')"
     ).rows == [[True]]
     assert not scratch.query("MATCH (s:Session) RETURN [k IN keys(s) WHERE k STARTS WITH '__']").rows[0][0]
+    # a question in Neo4j's words reads them: datetime() without an offset is the same UTC instant
+    after_opening = scratch.query(
+        "MATCH (c:Conference), (s:Session) WHERE s.startsAt > c.opens AND s.startsAt < datetime('2019-06-01T00:00:00') "
+        "RETURN s.title"
+    )
+    assert after_opening.rows == [["Keynote"]]
 
 
 def test_a_date_not_in_its_pattern_is_the_datas_fault_naming_the_value(scratch, tmp_path):
@@ -114,4 +121,4 @@ def test_a_date_not_in_its_pattern_is_the_datas_fault_naming_the_value(scratch, 
     assert refused.value.fault == "data" and "'5 Oct 2019' does not fit the pattern 'M/d/yyyy h:mm a'" in str(
         refused.value
     )
-    assert refused.value.statement == 3
+    assert refused.value.statement == 4

@@ -10,8 +10,8 @@ from reflexion_agents.schemas.graphdb import Dialect, GraphSchema, PropertyInfo
 DIALECT_NOTES: dict[Dialect, str] = {
     "falkordb": (
         "The database is FalkorDB (openCypher). It does NOT support: EXISTS {...} or COUNT {...} "
-        "over more than one pattern or with their own RETURN (one pattern, with a WHERE, is fine); datetime(), "
-        "duration.between() and other temporal arithmetic; the =~ regular-expression operator (use "
+        "over more than one pattern or with their own RETURN (one pattern, with a WHERE, is fine); datetime() "
+        "with an offset or a zone, duration.between() and other temporal arithmetic; the =~ regular-expression operator (use "
         "STARTS WITH, ENDS WITH, CONTAINS, toLower()); APOC procedures; label expressions such as "
         "(n:A|B); shortestPath() inside MATCH (compute it in WITH or RETURN). Only read queries are allowed."
     ),

@@ -18,6 +18,7 @@ from typing import Any
 from reflexion_agents.nodes.graphdb.csv_sources import opened_csv
 from reflexion_agents.nodes.graphdb.cypher_text import statements_with_lines
 from reflexion_agents.nodes.graphdb.load_csv import LoadCsvStatement, iter_csv_rows, parse_load_csv
+from reflexion_agents.nodes.graphdb.neo4j_dialect import datetimes_as_local
 from reflexion_agents.nodes.graphdb.row_functions import RowValue, computed_in_rows, null_safe_points, with_computed
 from reflexion_agents.nodes.graphdb.script_faults import apoc_advice, apoc_called, fault_of
 from reflexion_agents.schemas.errors import (
@@ -120,8 +121,10 @@ def _run_load_csv(db: Any, load: LoadCsvStatement, report: LoadReport, access: C
 
 
 def _on_falkordb(load: LoadCsvStatement) -> tuple[str, list[RowValue]]:
-    """The LOAD CSV body as FalkorDB runs it: points null-safe, row functions computed."""
-    return computed_in_rows(null_safe_points(load.body), load.variable)
+    """The LOAD CSV body as FalkorDB runs it: points null-safe, row functions computed, datetimes of
+    literals as FalkorDB's (`nodes.graphdb.neo4j_dialect`)."""
+    body, computed = computed_in_rows(null_safe_points(load.body), load.variable)
+    return datetimes_as_local(body), computed
 
 
 def apoc_left(statement: str, dialect: str) -> list[str]:
@@ -152,7 +155,7 @@ def _run_statement(db: Any, statement: str, report: LoadReport, access: CsvAcces
             return
         report.translated.append((statement, translated))
     else:
-        db.write(null_safe_points(statement) if db.dialect == "falkordb" else statement)
+        db.write(datetimes_as_local(null_safe_points(statement)) if db.dialect == "falkordb" else statement)
     report.executed += 1
 
 

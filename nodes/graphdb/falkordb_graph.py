@@ -19,7 +19,6 @@ import redis.exceptions
 from reflexion_agents.nodes.graphdb.crash_forms import refuse_crashing_forms
 from reflexion_agents.nodes.graphdb.cypher_text import quote_name, refuse_unsendable, return_columns
 from reflexion_agents.nodes.graphdb.deadline import deadline_after
-from reflexion_agents.nodes.graphdb.exists_patterns import neo4j_subqueries
 from reflexion_agents.nodes.graphdb.falkordb_link import shared_link
 from reflexion_agents.nodes.graphdb.falkordb_session import (
     WRITE_OPERATIONS,
@@ -32,6 +31,7 @@ from reflexion_agents.nodes.graphdb.growth_guards import guard_runtime_ranges, r
 from reflexion_agents.nodes.graphdb.id_ranges import guard_id_ranges
 from reflexion_agents.nodes.graphdb.index_expressions import guard_index_expressions
 from reflexion_agents.nodes.graphdb.introspect import sample_schema
+from reflexion_agents.nodes.graphdb.neo4j_dialect import falkordb_dialect
 from reflexion_agents.nodes.graphdb.protocol import DEFAULT_QUERY_TIMEOUT_S, DEFAULT_ROW_CAP
 from reflexion_agents.nodes.graphdb.schema_cache import forget_schemas, shared_schema
 from reflexion_agents.nodes.graphdb.values import to_plain
@@ -126,7 +126,7 @@ class FalkorDBGraph:
 
         def compile_only() -> Any:
             with deadline_after(DEFAULT_QUERY_TIMEOUT_S):  # compiling alone can take minutes (deep nesting)
-                return self._session.plan(neo4j_subqueries(cypher), params, allow_writes=allow_writes)
+                return self._session.plan(falkordb_dialect(cypher), params, allow_writes=allow_writes)
 
         plan = self._session.reconnecting(compile_only, cypher)
         if not allow_writes:
@@ -150,8 +150,8 @@ class FalkorDBGraph:
             refuse_lexical_writes(cypher)
         started = time.perf_counter()
         sent = guard_runtime_ranges(
-            guard_index_expressions(guard_id_ranges(neo4j_subqueries(cypher)))
-        )  # Neo4j's EXISTS {} and COUNT {} as what FalkorDB runs; seeks that never return; misused indexes
+            guard_index_expressions(guard_id_ranges(falkordb_dialect(cypher)))
+        )  # Neo4j's dialect as FalkorDB's (neo4j_dialect); seeks that never return; misused indexes
 
         def attempt() -> Any:
             with deadline_after(timeout):  # one deadline for the EXPLAINs and the query together
