@@ -10,9 +10,10 @@ from reflexion_agents.schemas.graphdb import Dialect, GraphSchema, PropertyInfo
 DIALECT_NOTES: dict[Dialect, str] = {
     "falkordb": (
         "The database is FalkorDB (openCypher). It does NOT support: EXISTS {...} or COUNT {...} "
-        "over more than one pattern or with their own RETURN (one pattern, with a WHERE, is fine); datetime() "
-        "with an offset or a zone, duration.between() and other temporal arithmetic; the =~ regular-expression operator (use "
-        "STARTS WITH, ENDS WITH, CONTAINS, toLower()); APOC procedures; label expressions such as "
+        "over more than one pattern or with their own RETURN (one pattern, with a WHERE, is fine); "
+        "datetime() with an offset or a zone, duration.between() and other temporal arithmetic; the =~ "
+        "regular-expression operator (use STARTS WITH, ENDS WITH, CONTAINS, toLower()); APOC procedures; "
+        "label expressions such as "
         "(n:A|B); shortestPath() inside MATCH (compute it in WITH or RETURN). Only read queries are allowed."
     ),
     "neo4j": ("The database is Neo4j 5 (Cypher 5). Do not use APOC procedures. Only read queries are allowed."),
