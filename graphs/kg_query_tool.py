@@ -26,7 +26,7 @@ from reflexion_agents.nodes.models.wire import sendable
 from reflexion_agents.nodes.prompts.kg_query import (
     DRAFT_INSTRUCTION,
     QUERY_SYSTEM_PROMPT,
-    REVISE_INSTRUCTION,
+    REVISE_SYSTEM_PROMPT,
     SchemaPrompts,
     schema_prompts,
 )
@@ -68,6 +68,10 @@ def header(query_lang: str, instruction: str) -> str:
     return QUERY_SYSTEM_PROMPT.format(
         query_lang=query_lang, time=time.strftime("%Y-%m-%d %H:%M"), instruction=instruction
     )
+
+
+def revise_header(query_lang: str) -> str:
+    return REVISE_SYSTEM_PROMPT.format(query_lang=query_lang, time=time.strftime("%Y-%m-%d %H:%M"))
 
 
 def joined(*parts: str) -> str:
@@ -152,25 +156,24 @@ class KGQueryTool:
     def responder(
         self, chat: BaseChatModel, draft: bool, prompt: str | None, db: GraphDatabase | None, dialect: str
     ) -> Responder:
-        """The draft's responder, or a revision's. A given kg_prompt is the user's: every turn is sent it
-        as it is. Otherwise a draft is sent the whole schema text, and a revision the schema's names,
-        with the dialect notes too when the result it judges is an error (most often a construct the
-        database does not support)."""
+        """The draft's responder, or a revision's. A draft is sent the whole schema text (or the kg_prompt
+        the user gave, as it is); a revision the schema's names, and, when the result it judges is an
+        error (most often a construct the database does not support), the dialect notes and the user's
+        kg_prompt too. (biochatter sends a kg_prompt with the draft alone.)"""
         note = DIALECT_NOTES.get(dialect, "")  # type: ignore[call-overload]
-        instruction = DRAFT_INSTRUCTION if draft else REVISE_INSTRUCTION
-        reply = GenerateQuery if draft else ReviseQuery
-        if draft or prompt is not None:
+        if draft:
             schema = self.schema_text(db, prompt)
-            system = joined(header(self.query_lang, instruction), schema, "" if note in schema else note)
-            return Responder(chat, reply, system, self.max_retries)
+            system = joined(header(self.query_lang, DRAFT_INSTRUCTION), schema, "" if note in schema else note)
+            return Responder(chat, GenerateQuery, system, self.max_retries)
         names = ""
         if db is not None:
             try:
                 names = self.schema_texts(db).compact
             except GraphDatabaseError:  # down since the draft's check: the tool step reports it
                 names = ""
-        plain = joined(header(self.query_lang, instruction), names)
-        return ReviseResponder(chat, reply, plain, joined(plain, note), self.max_retries)
+        plain = joined(revise_header(self.query_lang), names)
+        after_error = joined(plain, prompt or "", "" if prompt and note in prompt else note)
+        return ReviseResponder(chat, ReviseQuery, plain, after_error, self.max_retries)
 
     def clear(self) -> None:
         self.schema_prompts.clear()

@@ -1,5 +1,5 @@
 """Older tool results are shortened in the prompt only: the model judges the newest result in
-full, and the memory keeps every row."""
+full, and the memory keeps every row. No result repeats the query its call shows just before it."""
 
 from __future__ import annotations
 
@@ -37,8 +37,8 @@ def test_by_default_the_last_result_is_whole_and_older_ones_keep_their_count_and
             f"Result: {n} row(s), columns: title. Showing the first 20.",
             "[20 rows not repeated]",
         ]
-    whole = last_prompt[3]
-    assert whole.splitlines()[0] == f"Query: {QUERIES[3]}" and len(whole.splitlines()) == 22  # header + 20 rows
+    whole = last_prompt[3]  # whole, but for the query its call shows just before it
+    assert whole.splitlines()[0].startswith("Result: 24 row(s)") and len(whole.splitlines()) == 21
     stored = tool_texts(memory)
     assert len(stored) >= 4 and all("not repeated" not in t for t in stored)  # the memory keeps every row
     assert all(len(o.content.splitlines()) == 22 for o in result.outcomes)
@@ -72,7 +72,7 @@ def test_a_query_over_several_lines_keeps_its_result_line_and_errors_are_never_s
     agent, model = make_agent(movies_db, script, trust_non_empty_result=False)
     assert agent.execute("List some movies.").steps == 4
     error, oldest, *_ = tool_texts(model.calls[-1])
-    assert "toIntegr" in error and "not repeated" not in error and error.startswith("Query: MATCH (m:Movie)")
+    assert "toIntegr" in error and "not repeated" not in error and error.startswith("The database rejected")
     # the Result line is found below a query of three lines; the query itself is in the call before it
     assert oldest.splitlines() == ["Result: 21 row(s), columns: title. Showing the first 20.", "[20 rows not repeated]"]
 
@@ -101,7 +101,7 @@ def test_a_query_the_call_does_not_show_keeps_its_line():
         "Result: 2 row(s), columns: name.",
         "[2 rows not repeated]",
     ]
-    assert latest == memory[-1].content
+    assert latest == result  # the newest whole; the query its call shows is not repeated
     failed = ToolMessage(content="x", tool_call_id="2", artifact={"executed": True, "error": "Unknown function"})
     rejected = ToolMessage(content="x", tool_call_id="2", artifact={"executed": False, "error": "rejected"})
     assert not judges_error(memory) and judges_error([*memory[:-1], failed])
@@ -121,5 +121,5 @@ def test_a_follow_up_question_sees_the_previous_answer_whole(movies_db):
     first = agent.execute("List some movies.")
     agent.execute("And a few more?", thread_id=first.thread_id)
     texts = tool_texts(model.calls[-1])
-    assert texts[0].startswith(f"Query: {QUERIES[0]}") and "not repeated" not in texts[0]  # the earlier answer
+    assert texts[0].startswith("Result: 21 row(s)") and "not repeated" not in texts[0]  # the earlier answer, whole
     assert any("not repeated" in t for t in texts[1:])  # this question's oldest result

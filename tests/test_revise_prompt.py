@@ -151,11 +151,15 @@ def test_revisions_get_the_schemas_names_and_the_dialect_notes_only_after_an_err
     assert "does NOT support" not in after_no_rows and "does NOT support" not in after_rows
 
 
-def test_a_given_kg_prompt_goes_unchanged_with_every_revision(shop_db):
-    """A kg_prompt is the user's: its instructions reach every call, whatever the result judged."""
+def test_a_given_kg_prompt_goes_with_the_draft_and_a_revision_judging_an_error(shop_db):
+    """A kg_prompt is the user's: it goes unchanged with the draft (as biochatter sends it) and with a
+    revision judging a database error, when its rules matter most; other revisions are sent the
+    schema's names, so a revision does not pay for the whole prompt again."""
     kg_prompt = (
         "IMPORTANT: compare category names case-insensitively.\n"
         "(:Category {categoryName, description})\n(:Product)-[:PART_OF]->(:Category)"
     )
-    _, calls = run_to_rows(shop_db, kg_prompt)
-    assert all(kg_prompt in call for call in calls)
+    _, (draft, after_error, after_no_rows, after_rows) = run_to_rows(shop_db, kg_prompt)
+    assert kg_prompt in draft and kg_prompt in after_error
+    for revision in (after_no_rows, after_rows):
+        assert kg_prompt not in revision and "(:Product)-[:PART_OF]->(:Category)" in revision

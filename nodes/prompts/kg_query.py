@@ -4,10 +4,10 @@ A prompt line that ends in a backslash goes on with the next one: the backslash 
 
 The draft is sent the whole kg_prompt: the schema with typed properties and example values, the
 dialect notes and the rules. A revision judging rows is sent only `compact_schema_text`, the
-names it may use (labels, relationship patterns, property names): the query that returned those
-rows already fits the schema, and the full text, resent at every revision, would cost more than
-the rows it judges (benchmarks/prompt_growth.py). A revision judging no rows or an error is sent
-the whole kg_prompt again, since that is when types, example spellings and the dialect matter.
+names it may use (labels, relationship patterns, property names): the draft's query already fits
+the schema, and the full text, resent at every revision, would cost more than the rows it judges
+(benchmarks/prompt_growth.py). A revision judging an error is sent the dialect notes too, and a
+kg_prompt the user gave, since that is when the dialect and the user's rules matter most.
 """
 
 from __future__ import annotations
@@ -23,20 +23,16 @@ QUERY_SYSTEM_PROMPT = (
     "Current time {time}. {instruction}"
 )
 
-DRAFT_INSTRUCTION = (
-    "Only generate query according to the user's question. Call the `GenerateQuery` tool: "
-    "`answer` is one read-only query, `reflection` your critique of it, `search_queries` "
-    "what the query looks up."
-)
+DRAFT_INSTRUCTION = "Call `GenerateQuery` with one read-only query that answers the user's question."
 
-REVISE_INSTRUCTION = """Revise your previous query using its result:
-1. If you consistently obtain empty results, consider removing constraints such as relationship constraints.
-2. Use your previous critique to improve the query.
-3. Fix exactly what a database error or the check against the graph names.
-4. If the result answers the question, keep the query unchanged.
-5. Only generate a query, no other text.
-Call the `ReviseQuery` tool; its `score` rates how well the result shown (not your revision) answers the question, \
-from 0 (not at all) to 10 (fully)."""
+#: A revision's whole system prompt, before the schema's names: no role (the draft gave it), the
+#: time (a question may say "this year"), what to do with the result judged, and what the score means.
+REVISE_SYSTEM_PROMPT = (
+    "Current time {time}. Revise your {query_lang} query using its result: fix what a database error or the "
+    "check against the graph names; if results keep coming back empty, loosen the query; if the result answers "
+    "the question, keep the query. Call `ReviseQuery`; its `score` rates the result shown (not your revision), "
+    "0 to 10."
+)
 
 COMPACT_SCHEMA_HEADER = "Labels and relationship types, with their properties (use only these):"
 

@@ -94,19 +94,43 @@ def _shortened(message: ToolMessage, rows_start: int, called_with: set[str]) -> 
 
 def prompt_messages(messages: Sequence[BaseMessage], keep_tool_results: int | None) -> list[BaseMessage]:
     """`messages` with the rows of all but the last `keep_tool_results` results of the current
-    question left out; None keeps everything."""
-    if keep_tool_results is None:
-        return messages if isinstance(messages, list) else list(messages)
+    question left out (None keeps every row), and no result repeating the query its call shows."""
     question = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
-    results = [(i, start) for i, m in enumerate(messages) if i > question and (start := _rows_start(m)) is not None]
-    old = dict(results[: max(0, len(results) - keep_tool_results)])
-    calls = _call_texts(messages) if old else {}
+    old: dict[int, int] = {}
+    if keep_tool_results is not None:
+        results = [(i, start) for i, m in enumerate(messages) if i > question and (start := _rows_start(m)) is not None]
+        old = dict(results[: max(0, len(results) - keep_tool_results)])
+    calls = _call_texts(messages) if any(isinstance(m, ToolMessage) for m in messages) else {}
     shown: list[BaseMessage] = []
     for i, m in enumerate(messages):
-        if i in old and isinstance(m, ToolMessage):
-            m = _shortened(m, old[i], calls.get(str(m.tool_call_id), set()))
+        if isinstance(m, ToolMessage):
+            called_with = calls.get(str(m.tool_call_id), set())
+            m = _shortened(m, old[i], called_with) if i in old else _without_repeated_query(m, called_with)
         shown.append(m)
     return shown
+
+
+def _without_repeated_query(message: ToolMessage, called_with: set[str]) -> ToolMessage:
+    """The result without its `Query:` line when the call it answers shows that very query (a query the
+    check repaired differs, and stays): the model reads it once, in its own call."""
+    content = message.content
+    if not isinstance(content, str) or QUERY_LINE not in content:
+        return message
+    repeated = next((f"{QUERY_LINE}{text}\n" for text in called_with if f"{QUERY_LINE}{text}\n" in content), None)
+    if repeated is None:
+        return message
+    key = (id(message), -1, True)
+    with _shortened_lock:
+        kept = _shortened_copies.get(key)
+        if kept is not None and kept[0] is message:
+            _shortened_copies.move_to_end(key)
+            return kept[1]
+    copy = message.model_copy(update={"content": content.replace(repeated, "", 1)})
+    with _shortened_lock:
+        _shortened_copies[key] = (message, copy)
+        while len(_shortened_copies) > SHORTENED_KEPT:
+            _shortened_copies.popitem(last=False)
+    return copy
 
 
 def judges_error(messages: Sequence[BaseMessage]) -> bool:
