@@ -23,6 +23,7 @@ from langchain_community.chains.graph_qa.falkordb import FalkorDBQAChain
 from langchain_community.graphs import FalkorDBGraph as LangChainFalkorDBGraph
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
+from pydantic import Field
 
 from benchmarks.harness import machine, movies_database, result_line
 from benchmarks.prompt_growth import COUNTER_NAME, prompt_tokens
@@ -35,7 +36,9 @@ QUESTIONS = {
     "List ten movies with their tagline.": (
         "MATCH (m:Movie) RETURN m.title AS title, m.tagline AS tagline ORDER BY m.title LIMIT 10"
     ),
-    "Who directed The Matrix?": "MATCH (p:Person)-[:DIRECTED]->(:Movie {title: 'The Matrix'}) RETURN p.name AS director",
+    "Who directed The Matrix?": (
+        "MATCH (p:Person)-[:DIRECTED]->(:Movie {title: 'The Matrix'}) RETURN p.name AS director"
+    ),
     "Which movies did Tom Hanks act in?": (
         "MATCH (:Person {name: 'Tom Hanks'})-[:ACTED_IN]->(m:Movie) RETURN m.title AS title, m.released AS released"
     ),
@@ -45,7 +48,7 @@ QUESTIONS = {
 class RecordingModel(FakeListChatModel):
     """LangChain's fake chat model, keeping every prompt it is sent."""
 
-    sent: list[list[BaseMessage]] = []
+    sent: list[list[BaseMessage]] = Field(default_factory=list)
 
     def _call(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> str:
         self.sent.append(list(messages))
