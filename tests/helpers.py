@@ -54,10 +54,19 @@ def make_agent(movies_db: FalkorDBGraph, replies: list, **kwargs) -> tuple[KGQue
 
 
 def last_query_shown(request: dict[str, Any]) -> str | None:
-    """The query the newest tool result in an OpenAI request shows it ran (its `Query:` line)."""
-    results = [str(m.get("content")) for m in request["messages"] if m["role"] == "tool"]
-    lines = results[-1].splitlines() if results else []
-    return next((line.removeprefix("Query: ") for line in lines if line.startswith("Query: ")), None)
+    """The query the newest tool result in an OpenAI request ran, as a model reads it: the result's
+    `Query:` line when it has one (a query changed before it ran), else the query of the call it answers."""
+    messages = request["messages"]
+    results = [m for m in messages if m["role"] == "tool"]
+    if not results:
+        return None
+    lines = str(results[-1].get("content")).splitlines()
+    shown = next((line.removeprefix("Query: ") for line in lines if line.startswith("Query: ")), None)
+    if shown is not None:
+        return shown
+    calls = [c for m in messages for c in m.get("tool_calls") or [] if c.get("id") == results[-1].get("tool_call_id")]
+    args = json.loads(calls[-1]["function"]["arguments"]) if calls else {}
+    return next((args[k] for k in ("revised_query", "answer", "query", "cypher") if args.get(k)), None)
 
 
 def flow_replies(request: dict[str, Any]) -> dict[str, Any]:
