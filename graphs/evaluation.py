@@ -20,6 +20,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from reflexion_agents.graphs.eval_processes import Share, score_in_processes, workers_for
 from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
 from reflexion_agents.graphs.runner import Runner, RunTarget
 from reflexion_agents.graphs.text2cypher_flow import FLOWS, Text2CypherFlow
@@ -118,6 +119,13 @@ def answer_of(result: Any) -> AgentAnswer:
     )
 
 
+def chat_for(model: str) -> Any:
+    """The chat model `model` names: the oracle, the corrupting or the simulated model, or a provider's."""
+    if model == "simulated":
+        return SimulatedChatModel()
+    return GoldChatModel() if model in GOLD_MODELS else chat_model_from_env(model)
+
+
 def model_run(item: EvalItem, gold: GoldResult, fault: str | None, misbehaviour: Misbehaviour | None) -> GoldRun | None:
     """What the gold-knowing model knows of one question (`scoring`): the simulated model's run when
     `misbehaviour` is given, else the oracle's or corrupting model's; None when `fault` does not apply."""
@@ -126,7 +134,7 @@ def model_run(item: EvalItem, gold: GoldResult, fault: str | None, misbehaviour:
     return gold_run(item.question, item.cypher, fault)
 
 
-async def _score(
+async def score_question(
     runner: Contestant,
     item: EvalItem,
     gold: GoldResult,
@@ -178,12 +186,14 @@ async def evaluate(
     on_done: Callable[[QuestionTrace], None] | None = None,
     force: bool = False,
     misbehaviour: Misbehaviour | None = None,
+    workers: int = 1,
 ) -> EvaluationReport:
     """Score `agent` over `items` (see the module docstring); `on_done` sees each finished question, after
     `on_start` learnt how many will run (the gold queries have run by then).
     `trust_non_empty_result` is the Reflexion agent's stop rule (flows ignore it). A dataset that
     does not fit the graph (`nodes.evaluation.fit`) is refused with `ConfigurationError` unless `force`.
-    `misbehaviour` sets the simulated model's rates (its defaults when None)."""
+    `misbehaviour` sets the simulated model's rates (its defaults when None). `workers` shares the
+    questions among that many processes where it can (`graphs.eval_processes`)."""
     if concurrency < 1:
         raise ConfigurationError(f"concurrency must be at least 1, got {concurrency}")
     kinds: list[str | None] = [None]
@@ -197,18 +207,12 @@ async def evaluate(
         misbehaviour = misbehaviour or Misbehaviour()
     elif misbehaviour is not None:
         raise ConfigurationError("misbehaviour rates apply to the simulated model only")
-    if chat is None:
-        if model == "simulated":
-            chat = SimulatedChatModel()
-        else:
-            chat = GoldChatModel() if model in GOLD_MODELS else chat_model_from_env(model)
     started = time.perf_counter()
     gold = await asyncio.to_thread(run_gold, db, items, timeout=query_timeout, row_cap=EVAL_ROW_CAP)
     fit = await asyncio.to_thread(dataset_fit, db, items, gold)
     if not fit.fits and not force:
         raise ConfigurationError(fit.explain(str(graph_name(db))))
     limits = EvalLimits(max_steps, query_timeout, trust_non_empty_result)
-    runner = await asyncio.to_thread(Contestant, agent, chat, db, limits)
     excluded = [
         QuestionTrace(
             index=i.index, question=i.question, type=i.type, gold_cypher=i.cypher, excluded=gold[i.index].error
@@ -217,17 +221,40 @@ async def evaluate(
         if gold[i.index].error
     ]
     runnable = [i for i in items if not gold[i.index].error]
-    gate = asyncio.Semaphore(concurrency)
+    processes = workers_for(workers, len(runnable), db, chat)
     if on_start is not None:
         on_start(len(runnable) * len(kinds))
+    if processes > 1:
+        shares = [
+            Share(
+                db.connection_args,  # type: ignore[attr-defined]
+                agent,
+                model,
+                runnable[i::processes],
+                {item.index: gold[item.index] for item in runnable[i::processes]},
+                kinds,
+                concurrency,
+                max_steps,
+                query_timeout,
+                trust_non_empty_result,
+                misbehaviour,
+            )
+            for i in range(processes)
+        ]
+        scored_apart = await asyncio.to_thread(score_in_processes, shares, on_done or (lambda trace: None))
+        order = {(fault, item.index): n for n, (fault, item) in enumerate((f, i) for f in kinds for i in runnable)}
+        traces = sorted(scored_apart, key=lambda t: order[t.fault if model == "corrupt" else None, t.index])
+    else:
+        runner = await asyncio.to_thread(Contestant, agent, chat if chat is not None else chat_for(model), db, limits)
+        gate = asyncio.Semaphore(concurrency)
 
-    async def one(item: EvalItem, fault: str | None) -> QuestionTrace:
-        trace = await _score(runner, item, gold[item.index], fault, gate, misbehaviour)
-        if on_done is not None:
-            on_done(trace)
-        return trace
+        async def one(item: EvalItem, fault: str | None) -> QuestionTrace:
+            trace = await score_question(runner, item, gold[item.index], fault, gate, misbehaviour)
+            if on_done is not None:
+                on_done(trace)
+            return trace
 
-    traces = list(await asyncio.gather(*(one(item, fault) for fault in kinds for item in runnable)))
+        traces = list(await asyncio.gather(*(one(item, fault) for fault in kinds for item in runnable)))
     scored = [t for t in traces if t.correct is not None]
     return EvaluationReport(
         agent=agent,
@@ -250,6 +277,7 @@ async def evaluate(
             "row_cap": EVAL_ROW_CAP,
             "trust_non_empty_result": trust_non_empty_result,
             "faults": [k for k in kinds if k],
+            "workers": processes,
             **({"misbehaviour": asdict(misbehaviour)} if misbehaviour is not None else {}),
         },
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from reflexion_agents.graphs.cli import main
+from reflexion_agents.graphs.eval_processes import workers_for
 from tests.helpers import graph_fingerprint
 
 
@@ -118,6 +119,7 @@ def test_any_csv_with_the_columns_works(data_dir, tmp_path):
         (["--query-timeout", "nan"], "--query-timeout"),
         (["--query-timeout", "inf"], "--query-timeout"),
         (["--max-steps", "0"], "--max-steps"),
+        (["--workers", "0"], "--workers"),
         (["--faults", ""], "names no fault kind"),
     ],
 )
@@ -154,3 +156,38 @@ def test_an_interrupted_run_keeps_the_questions_it_finished(data_dir, tmp_path, 
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     assert len(lines) >= 10 and all(line["correct"] for line in lines)
     assert "finished questions are in" in capsys.readouterr().err
+
+
+def test_two_worker_processes_score_every_question_as_one_process_does(data_dir, tmp_path):
+    """The questions shared between two processes (graphs/eval_processes.py): the same traces, in the
+    same order, each question's answer the same; the report says how many processes ran."""
+    faults = ("--model", "corrupt", "--faults", "relationship_direction,syntax_error", "--limit", "120")
+    assert run_eval(data_dir, tmp_path / "one", *faults, "--workers", "1") == 0
+    assert run_eval(data_dir, tmp_path / "two", *faults, "--workers", "2") == 0
+    (one, _), (two, _) = written(tmp_path / "one"), written(tmp_path / "two")
+    assert (one["options"]["workers"], two["options"]["workers"]) == (1, 2)
+
+    def answers(report: dict) -> list[tuple]:
+        return [(t["index"], t["fault"], t["correct"], (t["answer"] or {}).get("cypher")) for t in report["traces"]]
+
+    assert answers(one) == answers(two) and len(answers(two)) > 200
+    kept = ("name", "scored", "correct", "mean_steps", "mean_llm_calls", "stop_reasons")  # not the timings
+
+    def groups(report: dict) -> list[dict]:
+        return [{k: g[k] for k in kept} for g in report["by_fault"]]
+
+    assert groups(one) == groups(two) and len(groups(two)) == 2
+
+
+@pytest.mark.unit
+def test_workers_are_used_only_where_they_can_be():
+    class Reachable:  # a database another process can reach by address
+        @property
+        def connection_args(self) -> dict:
+            return {"graph": "movies", "host": "127.0.0.1", "port": 1}
+
+    assert workers_for(4, 120, Reachable(), None) == 2  # 50 questions a process at least
+    assert workers_for(2, 1000, Reachable(), None) == 2
+    assert workers_for(2, 1000, object(), None) == 1  # no address: a Neo4j driver, a database of one's own
+    assert workers_for(2, 1000, Reachable(), object()) == 1  # a model object cannot cross processes
+    assert workers_for(1, 1000, Reachable(), None) == 1

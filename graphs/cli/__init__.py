@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -262,6 +263,13 @@ def _add_eval_command(commands: Any) -> None:
     )
     ev.add_argument("--limit", type=int, help="only the first N questions")
     ev.add_argument("--concurrency", type=int, default=8, help="questions running at once (default 8)")
+    ev.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="processes sharing the questions, each running --concurrency at once (default: the machine's "
+        "cores; one for fewer than 50 questions a process, a Neo4j database or a model given as an object)",
+    )
     ev.add_argument(
         "--max-steps",
         type=int,

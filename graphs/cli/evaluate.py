@@ -85,6 +85,8 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise ConfigurationError(f"--limit must be at least 1, got {args.limit}")
     if args.concurrency < 1:
         raise ConfigurationError(f"--concurrency must be at least 1, got {args.concurrency}")
+    if args.workers < 1:
+        raise ConfigurationError(f"--workers must be at least 1, got {args.workers}")
     if not (math.isfinite(args.query_timeout) and args.query_timeout > 0):
         raise ConfigurationError(f"--query-timeout must be a positive number of seconds, got {args.query_timeout}")
     if not 1 <= args.max_steps <= MAX_STEPS_LIMIT:
@@ -213,5 +215,6 @@ def _run(
                 on_done=done,
                 force=args.force,
                 misbehaviour=misbehaviour,
+                workers=args.workers,
             )
         )

@@ -102,6 +102,14 @@ class FalkorDBGraph:
         return f"FalkorDBGraph(graph={self.graph_name!r}, host={self.host!r}, port={self.port})"
 
     @property
+    def connection_args(self) -> dict[str, Any]:
+        """How another process reaches this graph: `FalkorDBGraph(**graph.connection_args)` (by address,
+        credentials included; the embedded server stays this process's)."""
+        options = getattr(self._link, "_options", {}) or {}
+        credentials = {k: options[k] for k in ("username", "password") if options.get(k) is not None}
+        return {"graph": self.graph_name, "host": self.host, "port": self.port, **credentials}
+
+    @property
     def schema_key(self) -> str:
         """What names this graph's schema among those a process keeps: the server and the graph,
         whichever client asks."""

@@ -1,0 +1,120 @@
+"""`reflexion eval --workers N`: the questions shared among N processes, so an evaluation uses the machine.
+
+An agent's work between model calls is Python (LangGraph, LangChain, the query's checks), held to
+one core by the GIL: with a model that answers at once, one process scores 50-60 questions a
+second whatever `--concurrency` says. Here the parent runs the gold queries and checks the
+dataset fits (`graphs.evaluation.evaluate`), then hands every worker a share of the questions
+(each its own process, started fresh, with its own connection to the same FalkorDB server and its
+own model, made from the model's name); each scores its share, `--concurrency` at a time, and
+sends every finished question back as it ends, so the parent writes and counts it at once and
+keeps no more than the finished traces.
+
+Workers are used only where they can be: a FalkorDB database (reached by address), a model named
+(the oracle, the corrupting and simulated models, or a provider's model from the environment; a
+chat model object cannot cross processes), and enough questions (`MIN_SHARE` each) to pay for a
+process's start (~1-2 s).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from reflexion_agents.nodes.evaluation.dataset import EvalItem
+from reflexion_agents.nodes.evaluation.gold import GoldResult
+from reflexion_agents.nodes.evaluation.simulated import Misbehaviour
+from reflexion_agents.schemas.errors import ConfigurationError
+from reflexion_agents.schemas.evaluation import QuestionTrace
+
+MIN_SHARE = 50  # questions a worker must have to be worth its start
+WORKER_TIMEOUT_S = 24 * 3600.0  # a worker silent this long is taken for dead (a model's retries are bounded)
+
+
+@dataclass(frozen=True)
+class Share:
+    """What one worker scores and how: everything it needs, picklable."""
+
+    database: dict[str, Any]  # FalkorDBGraph's arguments: graph, host, port (and credentials)
+    agent: str
+    model: str
+    items: list[EvalItem]
+    gold: dict[int, GoldResult]
+    kinds: list[str | None]
+    concurrency: int
+    max_steps: int
+    query_timeout: float
+    trust_non_empty_result: bool
+    misbehaviour: Misbehaviour | None
+
+
+def workers_for(requested: int, questions: int, db: Any, chat: Any) -> int:
+    """How many workers an evaluation gets: those asked for, where they can be used (see above)."""
+    if requested <= 1 or chat is not None or not hasattr(db, "connection_args"):
+        return 1
+    return max(1, min(requested, questions // MIN_SHARE))
+
+
+def score_in_processes(
+    shares: list[Share], on_done: Callable[[QuestionTrace], None], timeout_s: float = WORKER_TIMEOUT_S
+) -> list[QuestionTrace]:
+    """Every share scored in a process of its own; `on_done` sees each question as it finishes."""
+    context = multiprocessing.get_context("spawn")  # a fork would copy the parent's threads and sockets
+    finished: Any = context.Queue()
+    workers = [context.Process(target=_score_share, args=(share, finished), daemon=True) for share in shares]
+    for worker in workers:
+        worker.start()
+    traces: list[QuestionTrace] = []
+    running = len(workers)
+    try:
+        while running:
+            try:
+                kind, payload = finished.get(timeout=timeout_s)
+            except queue.Empty:
+                raise ConfigurationError(f"an evaluation worker said nothing for {timeout_s:.0f} s") from None
+            if kind == "trace":
+                trace = QuestionTrace.model_validate_json(payload)
+                traces.append(trace)
+                on_done(trace)
+            elif kind == "done":
+                running -= 1
+            else:
+                raise ConfigurationError(f"an evaluation worker failed: {payload}")
+    finally:
+        for worker in workers:
+            worker.join(timeout=5)
+            if worker.is_alive():
+                worker.terminate()
+    return traces
+
+
+def _score_share(share: Share, finished: Any) -> None:
+    """A worker: score the share, each finished question sent back at once."""
+    import asyncio
+
+    try:
+        asyncio.run(_score_all(share, lambda trace: finished.put(("trace", trace.model_dump_json()))))
+        finished.put(("done", None))
+    except BaseException as e:  # said to the parent, which stops the run
+        finished.put(("error", f"{type(e).__name__}: {e}"))
+
+
+async def _score_all(share: Share, sent: Callable[[QuestionTrace], None]) -> None:
+    import asyncio
+
+    from reflexion_agents.graphs.evaluation import Contestant, EvalLimits, chat_for, score_question
+    from reflexion_agents.nodes.graphdb.falkordb_graph import FalkorDBGraph
+
+    db = FalkorDBGraph(**share.database)
+    chat = chat_for(share.model)
+    limits = EvalLimits(share.max_steps, share.query_timeout, share.trust_non_empty_result)
+    contestant = await asyncio.to_thread(Contestant, share.agent, chat, db, limits)
+    gate = asyncio.Semaphore(share.concurrency)
+
+    async def one(item: EvalItem, fault: str | None) -> None:
+        trace = await score_question(contestant, item, share.gold[item.index], fault, gate, share.misbehaviour)
+        sent(trace)
+
+    await asyncio.gather(*(one(item, fault) for fault in share.kinds for item in share.items))
