@@ -215,8 +215,8 @@ def revise_update(
         "parsed_action": reply.parsed.model_dump(),
         "last_score": score,
     }
-    if judged is not None:  # the score, merged into its step's outcome (schemas/state_channels.py): the
-        update["outcomes"] = [{"step": outcomes[judged]["step"], "score": score}]  # rows are stored once
+    if judged is not None:  # the scored outcome, whole, in place of its step's (schemas/state_channels.py):
+        update["outcomes"] = [{**outcomes[judged], "score": score}]  # a stream's reader gets whole outcomes
     return update
 
 
