@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -266,9 +265,9 @@ def _add_eval_command(commands: Any) -> None:
     ev.add_argument(
         "--workers",
         type=int,
-        default=os.cpu_count() or 1,
-        help="processes sharing the questions, each running --concurrency at once (default: the machine's "
-        "cores; one for fewer than 50 questions a process, a Neo4j database or a model given as an object)",
+        default=1,
+        help="processes sharing the questions, each running --concurrency at once (default 1; one is used "
+        "for fewer than 50 questions a process or a Neo4j database)",
     )
     ev.add_argument(
         "--max-steps",
