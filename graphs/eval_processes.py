@@ -1,13 +1,15 @@
 """`reflexion eval --workers N`: the questions shared among N processes, so an evaluation uses the machine.
 
 An agent's work between model calls is Python (LangGraph, LangChain, the query's checks), held to
-one core by the GIL: with a model that answers at once, one process scores 50-60 questions a
-second whatever `--concurrency` says. Here the parent runs the gold queries and checks the
-dataset fits (`graphs.evaluation.evaluate`), then hands every worker a share of the questions
-(each its own process, started fresh, with its own connection to the same FalkorDB server and its
-own model, made from the model's name); each scores its share, `--concurrency` at a time, and
-sends every finished question back as it ends, so the parent writes and counts it at once and
-keeps no more than the finished traces.
+one core by the GIL: with a model that answers at once, one process is the ceiling whatever
+`--concurrency` says (96 questions a second with the oracle on the machine of benchmarks/README.md).
+Here the parent runs the gold queries and checks the dataset fits
+(`graphs.evaluation.evaluate`), then hands every worker a share of the questions (each its own
+process, started fresh, with its own connection to the same FalkorDB server and its own model,
+made from the model's name); each scores its share, `--concurrency` at a time, and sends every
+finished question back as it ends, so the parent writes and counts it at once and
+keeps no more than the finished traces. A worker that dies (killed, out of memory) stops the run
+with its exit code within a second.
 
 Workers are used only where they can be: a FalkorDB database (reached by address), a model named
 (the oracle, the corrupting and simulated models, or a provider's model from the environment; a
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import multiprocessing
 import queue
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +33,8 @@ from reflexion_agents.schemas.errors import ConfigurationError
 from reflexion_agents.schemas.evaluation import QuestionTrace
 
 MIN_SHARE = 50  # questions a worker must have to be worth its start
-WORKER_TIMEOUT_S = 24 * 3600.0  # a worker silent this long is taken for dead (a model's retries are bounded)
+WORKER_TIMEOUT_S = 24 * 3600.0  # all workers silent this long: taken for stuck (a model's retries are bounded)
+LOOK_S = 1.0  # how often, while no question finishes, the workers are checked for one that died
 
 
 @dataclass(frozen=True)
@@ -67,13 +71,19 @@ def score_in_processes(
     for worker in workers:
         worker.start()
     traces: list[QuestionTrace] = []
-    running = len(workers)
+    running, silent_since = len(workers), time.monotonic()
     try:
         while running:
             try:
-                kind, payload = finished.get(timeout=timeout_s)
+                kind, payload = finished.get(timeout=LOOK_S)
             except queue.Empty:
-                raise ConfigurationError(f"an evaluation worker said nothing for {timeout_s:.0f} s") from None
+                dead = [w.exitcode for w in workers if w.exitcode not in (None, 0)]
+                if dead:  # killed (out of memory, a signal) or failed before it could say so
+                    raise ConfigurationError(f"an evaluation worker died (exit code {dead[0]})") from None
+                if time.monotonic() - silent_since > timeout_s:
+                    raise ConfigurationError(f"an evaluation worker said nothing for {timeout_s:.0f} s") from None
+                continue
+            silent_since = time.monotonic()
             if kind == "trace":
                 trace = QuestionTrace.model_validate_json(payload)
                 traces.append(trace)

@@ -191,3 +191,19 @@ def test_workers_are_used_only_where_they_can_be():
     assert workers_for(2, 1000, object(), None) == 1  # no address: a Neo4j driver, a database of one's own
     assert workers_for(2, 1000, Reachable(), object()) == 1  # a model object cannot cross processes
     assert workers_for(1, 1000, Reachable(), None) == 1
+
+
+def dies_at_once(share, finished) -> None:  # a worker killed before it could say anything
+    import os
+
+    os._exit(3)
+
+
+def test_a_worker_that_dies_stops_the_run_with_its_exit_code(monkeypatch):
+    from reflexion_agents.graphs import eval_processes
+    from reflexion_agents.schemas.errors import ConfigurationError
+
+    monkeypatch.setattr(eval_processes, "_score_share", dies_at_once)
+    share = eval_processes.Share({}, "reflexion", "oracle", [], {}, [None], 1, 1, 1.0, True, None)
+    with pytest.raises(ConfigurationError, match="exit code 3"):
+        eval_processes.score_in_processes([share], lambda trace: None, timeout_s=600)

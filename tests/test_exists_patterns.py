@@ -172,6 +172,7 @@ def test_subqueries_answer_as_a_counting_subquery_does(movies_db, gold, counted)
             "MATCH (s) WHERE s.at > localdatetime('2019-03-07T09:30') RETURN s",
         ),
         ("RETURN datetime({year: 2019, month: 3}) AS d", "RETURN localdatetime({year: 2019, month: 3}) AS d"),
+        ("RETURN datetime('2019-03-07') AS d", "RETURN localdatetime('2019-03-07') AS d"),  # "-07" is the day
         ("RETURN datetime('2019-03-07T09:30+02:00') AS d", None),  # an offset: another instant in FalkorDB's words
         ("RETURN datetime({year: 2019, timezone: 'Europe/Paris'}) AS d", None),
         ("RETURN datetime.truncate('day', x), n.datetime, 'datetime()' AS d", None),
@@ -179,3 +180,33 @@ def test_subqueries_answer_as_a_counting_subquery_does(movies_db, gold, counted)
 )
 def test_datetimes_in_utc_are_sent_as_falkordbs_localdatetime(written, sent):
     assert falkordb_dialect(written) == (written if sent is None else sent)
+
+
+@pytest.mark.unit
+def test_a_subquery_over_a_variable_bound_inside_the_where_is_never_moved_out_of_its_scope():
+    """Moved before the WHERE, `m` of the reduce or the comprehension would name nothing, and the count
+    would run over the whole graph: such a subquery is left for FalkorDB to refuse."""
+    for written in (
+        "MATCH (p:Person) WHERE reduce(s = 0, m IN [(p)-[:ACTED_IN]->(x) | x] | s + COUNT { (m)<-[:DIRECTED]-() }) > 3 "
+        "RETURN count(p) AS n",
+        "MATCH (p:Person) WHERE any(m IN [1] WHERE COUNT { (p)-[:ACTED_IN]->() } > m) RETURN p",
+    ):
+        assert "COUNT {" in neo4j_subqueries(written)
+    returns_all = "MATCH (m:Movie) WHERE EXISTS { (m)<-[r:REVIEWED]-() WHERE r.rating > 75 } RETURN *, m.title AS t"
+    assert neo4j_subqueries(returns_all) == returns_all  # `*` would return the computed column too
+
+
+def test_moved_subqueries_keep_the_users_names_and_read_past_properties_named_like_clauses(movies_db):
+    own_name = (
+        "MATCH (m:Movie) WITH m, 1 AS __subquery_0 WHERE EXISTS { (m)<-[r:REVIEWED]-() WHERE r.rating > 75 } "
+        "RETURN collect(DISTINCT __subquery_0) AS c"
+    )
+    assert movies_db.query(own_name).rows == [[[1]]]
+    order = (
+        "MATCH (m:Movie) WHERE m.order IS NULL AND EXISTS { (m)<-[r:REVIEWED]-() WHERE r.rating > 75 } RETURN m.title"
+    )
+    counted = (
+        "MATCH (m:Movie) WHERE m.order IS NULL CALL { WITH m MATCH (m)<-[r:REVIEWED]-() WHERE r.rating > 75 "
+        "RETURN count(*) AS n } WITH m, n WHERE n > 0 RETURN m.title"
+    )
+    assert sorted(movies_db.query(order).rows) == sorted(movies_db.query(counted).rows) != []

@@ -28,8 +28,8 @@ import re
 from reflexion_agents.nodes.graphdb.cypher_text import code_depths, code_only
 
 _EXISTS = re.compile(r"\bEXISTS\s*\{", re.IGNORECASE)
-_CLAUSE = re.compile(
-    r"\b(WHERE|MATCH|WITH|RETURN|UNWIND|CALL|UNION|ORDER|CREATE|MERGE|SET|DELETE|REMOVE|FOREACH|LIMIT|SKIP)\b",
+_CLAUSE = re.compile(  # not after a dot: `m.order` is a property
+    r"(?<!\.)\b(WHERE|MATCH|WITH|RETURN|UNWIND|CALL|UNION|ORDER|CREATE|MERGE|SET|DELETE|REMOVE|FOREACH|LIMIT|SKIP)\b",
     re.IGNORECASE,
 )
 _SUBQUERY_WORDS = re.compile(r"\b(MATCH|WHERE|RETURN|WITH|CALL|UNION|OPTIONAL)\b", re.IGNORECASE)
@@ -89,7 +89,7 @@ def exists_as_patterns(cypher: str) -> str:
 _SUBQUERY = re.compile(r"\b(EXISTS|COUNT)\s*\{", re.IGNORECASE)
 _LEADING_MATCH = re.compile(r"^\s*MATCH\b", re.IGNORECASE)
 _OWN_WHERE = re.compile(r"\bWHERE\b", re.IGNORECASE)
-_RETURNS_ALL = re.compile(r"\b(RETURN|WITH)\s+(DISTINCT\s+)?\*\s*(?!,)", re.IGNORECASE)
+_RETURNS_ALL = re.compile(r"\bRETURN\s+(DISTINCT\s+)?\*", re.IGNORECASE)
 _OPTIONAL = re.compile(r"\bOPTIONAL\s+$", re.IGNORECASE)
 _HOISTED = "__subquery_"
 _HOISTED_NAME = re.compile(rf"\b{_HOISTED}\d+")
@@ -105,15 +105,16 @@ def subqueries_as_comprehensions(cypher: str) -> str:
     pattern comprehension it counts, and pattern comprehensions moved out of WHERE clauses."""
     if "{" not in cypher and "[" not in cypher:
         return cypher
+    hoisting = not _RETURNS_ALL.search(code_only(cypher))  # `RETURN *` would return the computed column
     for _ in range(MAX_REWRITES):
-        rewritten = _rewrite_one(cypher)
+        rewritten = _rewrite_one(cypher, hoisting)
         if rewritten is None:
             return cypher
         cypher = rewritten
     return cypher
 
 
-def _rewrite_one(cypher: str) -> str | None:
+def _rewrite_one(cypher: str, hoisting: bool) -> str | None:
     code, depths = code_only(cypher), code_depths(cypher)
     for found in _PATTERN_FUNCTION.finditer(code):  # Neo4j 4's size(pattern) and exists(pattern)
         opening = found.end() - 1
@@ -139,11 +140,11 @@ def _rewrite_one(cypher: str) -> str | None:
         if comprehension is None:
             continue
         value = f"size({comprehension})" + (" > 0" if found.group(1).upper() == "EXISTS" else "")
-        placed = _placed(cypher, code, depths, found.start(), closing + 1, value)
+        placed = _placed(cypher, code, depths, found.start(), closing + 1, value, hoisting=hoisting)
         if placed is not None:
             return placed
     for start, end in _pattern_comprehensions(code, depths):
-        placed = _placed(cypher, code, depths, start, end, cypher[start:end], hoist_only=True)
+        placed = _placed(cypher, code, depths, start, end, cypher[start:end], hoisting=hoisting, hoist_only=True)
         if placed is not None:
             return placed
     return None
@@ -199,6 +200,7 @@ def _placed(
     end: int,
     value: str,
     *,
+    hoisting: bool,
     hoist_only: bool = False,
 ) -> str | None:
     """`cypher` with `cypher[start:end]` replaced by `value`: in place in a projection, or computed
@@ -221,9 +223,10 @@ def _placed(
         r"\b(ORDER|SKIP|LIMIT)\b", code[before[-1].end() : where], re.I
     ):
         return None
-    if _RETURNS_ALL.search(code):
+    if not hoisting or _bound_within(code, where, start, end):
         return None
-    name = f"{_HOISTED}{len(set(_HOISTED_NAME.findall(code)))}"
+    taken = set(_HOISTED_NAME.findall(code))
+    name = next(f"{_HOISTED}{n}" for n in range(len(taken) + 1) if f"{_HOISTED}{n}" not in taken)
     return cypher[:where] + f"WITH *, {value} AS {name} " + cypher[where:start] + name + cypher[end:]
 
 
@@ -246,3 +249,34 @@ def _binds_nothing(pattern: str, before: str) -> bool:
     """Whether every variable `pattern` names is bound before it (written in `before`, the code up
     to the expression): a pattern expression only tests variables it is given."""
     return all(re.search(rf"\b{re.escape(name)}\b", before) for name in _PATTERN_VARIABLE.findall(pattern))
+
+
+#: A name in a variable's place: not a property, label or type (after `.` or `:`), not a map key
+#: (`{key: ...}`: a name before `:` after `{` or `,`; `(m:Movie)` is the variable m).
+_NAME = re.compile(r"(?<![.:\w$])([A-Za-z_]\w*)\b")
+_MAP_KEY = re.compile(r"[{,]\s*$")
+_KEYWORDS = frozenset(
+    (
+        *("WHERE", "AND", "OR", "XOR", "NOT", "IN", "IS", "NULL", "TRUE", "FALSE", "EXISTS", "COUNT", "MATCH"),
+        *("OPTIONAL", "CASE", "WHEN", "THEN", "ELSE", "END", "STARTS", "ENDS", "WITH", "CONTAINS", "DISTINCT"),
+        *("AS", "RETURN", "ALL", "ANY", "NONE", "SINGLE", "REDUCE", "SIZE"),
+    )
+)
+
+
+def _names(code: str) -> set[str]:
+    found = set()
+    for m in _NAME.finditer(code):
+        key = code[m.end() :].lstrip().startswith(":") and _MAP_KEY.search(code, 0, m.start())
+        if not key and m.group(1).upper() not in _KEYWORDS:
+            found.add(m.group(1))
+    return found
+
+
+def _bound_within(code: str, where: int, start: int, end: int) -> bool:
+    """Whether the expression at `code[start:end]` names a variable bound inside the WHERE before it
+    (a list comprehension's, a reduce's, a pattern comprehension's): moved before the WHERE, it would
+    name nothing, and count over the whole graph. A name first written inside the expression is its
+    own (a subquery's new variable); one written before the WHERE is the query's."""
+    before, inside = _names(code[:where]), _names(code[where:start])
+    return any(name in inside and name not in before for name in _names(code[start:end]))

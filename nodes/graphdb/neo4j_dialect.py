@@ -1,15 +1,17 @@
 """Queries in Neo4j's dialect, sent to FalkorDB as what they mean where an exact rewrite exists.
 
 Models and public question sets write Neo4j's Cypher. Each rewrite here gives FalkorDB a query that
-means exactly what the written one means on Neo4j; anything else is sent as written, so FalkorDB's
+answers what the written one answers on Neo4j; anything else is sent as written, so FalkorDB's
 own error still names what it lacks (the prompt says what that is):
 
 - `EXISTS {}` and `COUNT {}` subqueries, Neo4j 4's pattern expressions (`nodes.graphdb.exists_patterns`);
 - `datetime()`, `datetime('2019-03-07T09:30:00')` (a text without an offset or a zone) and
   `datetime({year: 2019, ...})` (a map without a timezone) are FalkorDB's `localdatetime`, which
   holds the instant in UTC, as Neo4j's `datetime` does when none is given (and as the loader stores
-  a script's datetimes, `nodes.graphdb.row_functions`). A text with an offset is left: FalkorDB's
-  `localdatetime` would drop it and name another instant.
+  a script's datetimes, `nodes.graphdb.row_functions`): the same instant, compared and ordered the
+  same, though FalkorDB writes it without Neo4j's `Z` and has no `epochMillis` or `timezone`
+  component. A text with an offset is left: FalkorDB's `localdatetime` would drop it and name
+  another instant.
 
 `duration.between` has no exact rewrite (FalkorDB subtracts no dates) and is left to FalkorDB's error.
 """
@@ -60,7 +62,9 @@ def _utc(argument: str) -> bool:
     if not argument:
         return True  # now
     if _STRING.fullmatch(argument):
-        return _OFFSET.search(argument[1:-1].strip()) is None
+        text = argument[1:-1].strip()
+        clock = re.split(r"[T ]", text, maxsplit=1)[1] if re.search(r"[T ]", text) else ""
+        return _OFFSET.search(clock) is None  # a date alone has none (its "-07" is the day)
     if argument.startswith("{") and argument.endswith("}"):
         keys = {k.lower() for k in _MAP_KEY.findall(code_only(argument))}
         return bool(keys) and keys <= _LOCAL_KEYS
