@@ -64,13 +64,16 @@ class SlowGoldModel(GoldChatModel):
     LangChain hands it only to a `_generate` that names it: the oracle reads its run from it."""
 
     latency_s: float = 0.2
+    calls: int = 0  # every call answered, whichever side asked
 
     def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
         time.sleep(self.latency_s)
+        self.calls += 1
         return super()._generate(messages, stop, run_manager, **kwargs)
 
     async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
         await asyncio.sleep(self.latency_s)
+        self.calls += 1
         return super()._generate(messages, stop, run_manager, **kwargs)
 
 
@@ -240,16 +243,15 @@ def main() -> None:
         model = SlowGoldModel(latency_s=args.latency)
         limits_of_eval = EvalLimits(EVAL_MAX_STEPS, EVAL_QUERY_TIMEOUT_S)
         agent = Contestant("reflexion", model, db, limits_of_eval).answer
-        drive(agent, items[:4], gold, 4)  # a warm-up: the schema read, the graph's first run
-        for limit in limits:
-            wall, cpu, answers = drive(agent, items, gold, limit)
-            rows["agent"].append((limit, wall, cpu, sum(a.llm_calls for a in answers)))
+        _, _, answers = drive(agent, items, gold, len(items))  # a warm-up, and the queries it runs a question
         most_calls = max(a.llm_calls for a in answers)  # the longest question's model waits
         bare = bare_graph(model, db, {item.question: a.steps for item, a in zip(items, answers, strict=True)})
         drive(bare, items[:4], gold, 4)
-        for limit in limits:
-            wall, cpu, answers = drive(bare, items, gold, limit)
-            rows["bare"].append((limit, wall, cpu, sum(a.llm_calls for a in answers)))
+        for limit in limits:  # the two take turns, so a slower minute slows both
+            for side, answer in (("agent", agent), ("bare", bare)):
+                asked = model.calls
+                wall, cpu, _ = drive(answer, items, gold, limit)
+                rows[side].append((limit, wall, cpu, model.calls - asked))  # counted by the model
     print(f"{len(items)} questions, {args.latency * 1000:.0f} ms per model call, every answer the gold one:\n")
     print(
         "| concurrency | agent wall (s) | questions/s | speed-up | model-bound (s) | CPU per question (ms) "

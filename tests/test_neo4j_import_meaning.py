@@ -13,8 +13,8 @@ import pytest
 
 from reflexion_agents.nodes.graphdb import load_cypher_script
 from reflexion_agents.nodes.graphdb.java_dates import format_date, parse_date, parse_pattern
-from reflexion_agents.nodes.graphdb.row_functions import computed_in_rows, null_safe_points
-from reflexion_agents.schemas.errors import ScriptError
+from reflexion_agents.nodes.graphdb.row_functions import computed_in_rows, null_safe_points, with_computed
+from reflexion_agents.schemas.errors import QueryError, ScriptError
 
 SCHEDULE = """// venues, some without coordinates
 CREATE CONSTRAINT FOR (v:Venue) REQUIRE v.name IS UNIQUE;
@@ -122,3 +122,32 @@ def test_a_date_not_in_its_pattern_is_the_datas_fault_naming_the_value(scratch, 
         refused.value
     )
     assert refused.value.statement == 4
+
+
+@pytest.mark.unit
+def test_computed_values_read_as_java_and_neo4j_read_them():
+    assert parse_date("15/03/55", parse_pattern("dd/MM/yy") or []).year == 1955  # 80 years back, 20 ahead
+    assert parse_date("15/03/05", parse_pattern("dd/MM/yy") or []).year == 2005
+    assert parse_pattern("HH:mm:ss.S") is None  # S alone is milliseconds to Java: not guessed
+    _, computed = computed_in_rows(
+        "SET n.day = date(datetime(row.at)), n.name = apoc.text.replace(row.name, '(o)', '\\\\$$1'), "
+        "n.first = apoc.text.capitalize(row.first)",
+        "row",
+    )
+    row = with_computed({"at": "2019-03-07T23:00:00-05:00", "name": "Bob", "first": "ßen"}, computed)
+    values = {key: row[key] for key in row if key.startswith("__")}
+    assert {"year": 2019, "month": 3, "day": 7} in values.values()  # the date where the offset says, as Neo4j
+    assert "B$ob" in values.values() and "ßen" in values.values()
+
+
+@pytest.mark.unit
+def test_a_value_a_guard_may_drop_is_null_instead_of_failing_the_statement():
+    """Neo4j never evaluates a call for a row its WHERE drops: a value that cannot be computed after a
+    WHERE (or in a CASE) is null, for the guard to decide; without a guard it fails the statement."""
+    _, computed = computed_in_rows(
+        "WITH row WHERE row.d <> 'N/A' SET n.t = apoc.date.parse(row.d, 'ms', 'MM/dd/yyyy')", "row"
+    )
+    assert with_computed({"d": "N/A"}, computed)[computed[0].key] is None
+    _, unguarded = computed_in_rows("SET n.t = apoc.date.parse(row.d, 'ms', 'MM/dd/yyyy')", "row")
+    with pytest.raises(QueryError, match="'N/A' does not fit"):
+        with_computed({"d": "N/A"}, unguarded)

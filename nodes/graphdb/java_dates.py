@@ -34,8 +34,8 @@ def parse_pattern(pattern: str) -> list[Token] | None:
         if text.startswith("'"):
             tokens.append(("'", "'" if text == "''" else text[1:-1].replace("''", "'")))
         elif text[0].isalpha():
-            if text[0] not in _KNOWN:
-                return None
+            if text[0] not in _KNOWN or (text[0] == "S" and len(text) != 3):
+                return None  # S and SS are milliseconds to Java, a fraction of a second to Python
             tokens.append((text[0], len(text)))
         else:
             tokens.append(("'", text))
@@ -67,6 +67,10 @@ def parse_date(text: str, tokens: list[Token]) -> datetime:
         raise ValueError(f"the date {text!r} does not fit the pattern {pattern_text(tokens)!r}") from None
     if not any(letter == "y" for letter, _ in tokens):
         parsed = parsed.replace(year=1970)  # Java's parser starts from the epoch, Python's from 1900
+    elif ("y", 2) in tokens:  # Java puts a two-digit year within 80 years before and 20 after now
+        earliest = datetime.now(UTC).year - 80
+        year = earliest - earliest % 100 + parsed.year % 100
+        parsed = parsed.replace(year=year if year >= earliest else year + 100)
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 

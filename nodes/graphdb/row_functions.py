@@ -58,8 +58,9 @@ def computed_in_rows(body: str, variable: str) -> tuple[str, list[RowValue]]:
     """`body` (a LOAD CSV statement's, run over `variable`) with every call this module computes
     replaced by the row field holding its value, and how to compute those fields, in order."""
     values: list[RowValue] = []
+    moments: dict[str, Callable[[Mapping[str, Any]], datetime | None]] = {}  # each computed datetime's instant
     while True:
-        found = _next_call(body, variable, len(values))
+        found = _next_call(body, variable, len(values), moments)
         if found is None:
             return body, values
         start, end, replacement, value = found
@@ -82,9 +83,13 @@ _CALL = re.compile(
 )
 
 
-def _next_call(body: str, variable: str, count: int) -> tuple[int, int, str, RowValue] | None:
+def _next_call(
+    body: str, variable: str, count: int, moments: dict[str, Callable[[Mapping[str, Any]], datetime | None]]
+) -> tuple[int, int, str, RowValue] | None:
     """The last computable call in `body` (the innermost of nested ones comes last): its span, the
-    text to put there, and its value; None when none is left."""
+    text to put there, and its value; None when none is left. A call after a WHERE or in a CASE may
+    be one Neo4j never evaluates for a row the guard drops: a value it cannot compute is then null
+    (the guard decides), not the statement's failure."""
     code, depths = code_only(body), code_depths(body)
     for match in reversed(list(_CALL.finditer(code))):
         if match.start() > 0 and code[match.start() - 1] == ".":
@@ -94,11 +99,27 @@ def _next_call(body: str, variable: str, count: int) -> tuple[int, int, str, Row
         if close is None:
             continue
         arguments = _arguments(body, depths, opened, close)
-        made = _computation(match.group(1).lower(), arguments, variable, body[match.start() : close + 1])
+        key = f"{KEY_PREFIX}{count}"
+        made = _computation(match.group(1).lower(), arguments, variable, body[match.start() : close + 1], key, moments)
         if made is not None:
             replacement, compute = made
-            return match.start(), close + 1, replacement, RowValue(f"{KEY_PREFIX}{count}", compute)
+            if _GUARD.search(code, 0, match.start()):
+                compute = _or_null(compute)
+            return match.start(), close + 1, replacement, RowValue(key, compute)
     return None
+
+
+_GUARD = re.compile(r"\b(WHERE|CASE)\b", re.IGNORECASE)
+
+
+def _or_null(compute: Argument) -> Argument:
+    def lenient(row: Mapping[str, Any]) -> Any:
+        try:
+            return compute(row)
+        except QueryError:
+            return None
+
+    return lenient
 
 
 def _closing(code: str, depths: tuple[int, ...], opened: int) -> int | None:
@@ -118,21 +139,30 @@ def _arguments(body: str, depths: tuple[int, ...], opened: int, close: int) -> l
     return [*parts, last] if parts or last else parts
 
 
-def _computation(name: str, arguments: list[str], variable: str, call: str) -> tuple[str, Argument] | None:
-    """(the text replacing the call, the value's computation), or None when the call is not computable."""
+def _computation(
+    name: str,
+    arguments: list[str],
+    variable: str,
+    call: str,
+    key: str,
+    moments: dict[str, Callable[[Mapping[str, Any]], datetime | None]],
+) -> tuple[str, Argument] | None:
+    """(the text replacing the call, the value's computation, stored under `key`), or None when the
+    call is not computable."""
     if name == "datetime":
         if len(arguments) != 1:
             return None
         moment = _instant(arguments[0], variable)
-        return None if moment is None else ("localdatetime({var}.{key})", _utc_fields(moment, call))
+        if moment is None:
+            return None
+        moments[key] = moment
+        return "localdatetime({var}.{key})", _utc_fields(moment, call)
     if name == "date":  # of a datetime computed here: FalkorDB's date() takes no datetime
         computed = re.fullmatch(
             rf"localdatetime\(\s*{re.escape(variable)}\.({KEY_PREFIX}\d+)\s*\)", " ".join(arguments)
         )
-        if computed is None or len(arguments) != 1:
-            return None
-        key = computed.group(1)
-        return "date({var}.{key})", lambda row: _day_fields(row.get(key))
+        instant = moments.get(computed.group(1)) if computed is not None and len(arguments) == 1 else None
+        return None if instant is None else ("date({var}.{key})", _day_fields(instant, call))
     read = [_argument(text, variable) for text in arguments]
     if any(r is None for r in read):
         return None
@@ -220,7 +250,7 @@ def _date_parse(args: list[Argument], call: str) -> Argument | None:
             raise QueryError(f"{e}, in {call}", call) from None
         if rest[2] is not None and not any(letter in ("Z", "X") for letter, _ in tokens):
             moment = moment.replace(tzinfo=zone)  # a text without an offset is in the zone given
-        return int((moment - _EPOCH) // timedelta(milliseconds=unit))
+        return int((moment - _EPOCH) / timedelta(milliseconds=unit))  # toward zero, as Java's TimeUnit
 
     return compute
 
@@ -248,7 +278,11 @@ def _date_format(args: list[Argument], call: str) -> Argument | None:
 def _capitalize(args: list[Argument], call: str) -> Argument:
     def compute(row: Mapping[str, Any]) -> Any:
         value = args[0](row)
-        return None if value is None else str(value)[:1].upper() + str(value)[1:]
+        if value is None:
+            return None
+        text = str(value)
+        first = text[:1].upper() if len(text[:1].upper()) == 1 else text[:1]  # "ß" stays, as in Java
+        return first + text[1:]
 
     return compute
 
@@ -261,13 +295,41 @@ def _replace(args: list[Argument], call: str) -> Argument | None:
         compiled = re.compile(pattern)
     except re.error:
         return None
-    python_replacement = re.sub(r"\$(\d)", r"\\\1", replacement.replace("\\", "\\\\"))
+    parts = _java_replacement(replacement)
+    if parts is None or any(isinstance(p, int) and p > compiled.groups for p in parts):
+        return None  # a group the pattern does not have: Java refuses it too
 
     def compute(row: Mapping[str, Any]) -> Any:
         value = args[0](row)
-        return None if value is None else compiled.sub(python_replacement, str(value))
+        if value is None:
+            return None
+        return compiled.sub(
+            lambda m: "".join(p if isinstance(p, str) else (m.group(p) or "") for p in parts), str(value)
+        )
 
     return compute
+
+
+def _java_replacement(replacement: str) -> list[str | int] | None:
+    """Java's replacement string, taken apart: `$1` the group, `\\$` a dollar sign; None for a form
+    Python reads otherwise (a named group)."""
+    parts: list[str | int] = []
+    i = 0
+    while i < len(replacement):
+        ch = replacement[i]
+        if ch == "\\" and i + 1 < len(replacement):
+            parts.append(replacement[i + 1])
+            i += 2
+        elif ch == "$":
+            digits = re.match(r"\d+", replacement[i + 1 :])
+            if digits is None:
+                return None
+            parts.append(int(digits.group()))
+            i += 1 + len(digits.group())
+        else:
+            parts.append(ch)
+            i += 1
+    return parts
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -363,6 +425,15 @@ def _guarded(code: str, at: int) -> bool:
     return re.match(r"point\s*\(__point_\d+\)", code[at:]) is not None
 
 
-def _day_fields(fields: Any) -> Any:
-    """The date of a datetime computed here (its UTC fields), as FalkorDB's `date({...})` takes it."""
-    return None if not isinstance(fields, dict) else {k: fields[k] for k in ("year", "month", "day")}
+def _day_fields(moment: Callable[[Mapping[str, Any]], datetime | None], call: str) -> Argument:
+    """The date of a datetime computed here, in its own offset as Neo4j's `date(datetime)` reads it
+    (`2019-03-07T23:00-05:00` is the 7th), as FalkorDB's `date({...})` takes it."""
+
+    def compute(row: Mapping[str, Any]) -> Any:
+        try:
+            instant = moment(row)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise QueryError(f"{call} cannot be read from this row: {e}", call) from None
+        return None if instant is None else {"year": instant.year, "month": instant.month, "day": instant.day}
+
+    return compute

@@ -5,11 +5,11 @@ it all; rows of results the loop has moved past cost tokens on every later call 
 the model judge the newest one (benchmarks/prompt_growth.py). Within the current question, the
 last `keep` results that returned rows stay whole; older ones keep their notes, their row count
 and columns (the `Result:` line, however many lines the query before it spans) and lose their
-rows. Their `Query:` lines go too when the tool call the result answers shows that very query:
-the model sees it there, right before the result, so the line only repeats it (a query a reviewer
-replaced differs from the call's, and stays). Errors, skipped repeats, stop notes and earlier
-questions' answers are never shortened. Only the prompt is trimmed: the memory, the outcomes and
-the checkpoints keep every row.
+rows. Errors, skipped repeats, stop notes and earlier questions' answers keep their rows. Every
+result, the newest and errors included, loses its `Query:` line when the tool call it answers
+proposed that very query: the model sees it there, right before the result, so the line only
+repeats it (a query the check repaired or a reviewer replaced differs from the call's, and stays).
+Only the prompt is trimmed: the memory, the outcomes and the checkpoints keep every row.
 
 `judges_error` tells whether the newest result is a database error, for prompts that depend on it
 (the knowledge-graph agent's revision is sent the dialect notes only then).
@@ -24,6 +24,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from pydantic import BaseModel
+
+from reflexion_agents.nodes.reflexion.steps import action_from_args
 
 RESULT_LINE = "Result: "  # see nodes.tools.cypher.describe_result
 QUERY_LINE = "Query: "
@@ -51,9 +53,10 @@ def _rows_start(message: BaseMessage) -> int | None:
 
 
 def _call_texts(messages: Sequence[BaseMessage]) -> dict[str, set[str]]:
-    """The text arguments of every tool call in `messages`, by call id."""
+    """The action every tool call in `messages` proposes (a revision's revised query, not the query it
+    judged), by call id: the text a result's `Query:` line repeats when it ran as proposed."""
     return {
-        str(call.get("id")): {v.strip() for v in (call.get("args") or {}).values() if isinstance(v, str)}
+        str(call.get("id")): {action_from_args(call.get("args") or {}).strip()} - {""}
         for m in messages
         if isinstance(m, AIMessage)
         for call in m.tool_calls
