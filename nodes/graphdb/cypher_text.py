@@ -110,31 +110,28 @@ def _scan_depths(text: str) -> tuple[int, ...]:
 
 def code_only(text: str) -> str:
     """`text` with strings, backtick names and comments blanked out, same length."""
-    return _cached_code_only(text) if len(text) <= CACHED_SCAN_CHARS else _blank_non_code(text)
-
-
-@functools.lru_cache(maxsize=256)
-def _cached_code_only(text: str) -> str:
-    return _blank_non_code(text)
-
-
-def _blank_non_code(text: str) -> str:
-    depths = code_depths(text)
-    return "".join([ch if depth >= 0 else " " for ch, depth in zip(text, depths, strict=True)])
+    return _blanked(text, strings_too=True)
 
 
 def comments_blanked(text: str) -> str:
     """`text` with its comments blanked out, strings kept, same length."""
-    return _cached_comments_blanked(text) if len(text) <= CACHED_SCAN_CHARS else _blank_comments(text)
+    return _blanked(text, strings_too=False)
 
 
-@functools.lru_cache(maxsize=256)
-def _cached_comments_blanked(text: str) -> str:
-    return _blank_comments(text)
+def _blanked(text: str, *, strings_too: bool) -> str:
+    return _cached_blanked(text, strings_too) if len(text) <= CACHED_SCAN_CHARS else _blank(text, strings_too)
 
 
-def _blank_comments(text: str) -> str:
+@functools.lru_cache(maxsize=512)
+def _cached_blanked(text: str, strings_too: bool) -> str:
+    return _blank(text, strings_too)
+
+
+def _blank(text: str, strings_too: bool) -> str:
+    """Comments (and strings and backtick names, when `strings_too`) as spaces."""
     depths = code_depths(text)
+    if strings_too:
+        return "".join([ch if depth >= 0 else " " for ch, depth in zip(text, depths, strict=True)])
     return "".join([ch if depth != COMMENT else " " for ch, depth in zip(text, depths, strict=True)])
 
 

@@ -232,13 +232,21 @@ def _zone(arg: Argument | None) -> Any:
         return None
 
 
-def _date_parse(args: list[Argument], call: str) -> Argument | None:
-    """`apoc.date.parse(text, unit = 'ms', pattern = 'yyyy-MM-dd HH:mm:ss', zone = UTC)`: the time
-    since the epoch, in `unit`."""
-    text, rest = args[0], [*args[1:], None, None, None][:3]
+def _time_options(args: list[Argument]) -> tuple[int, list[Token], Any, bool] | None:
+    """APOC's date functions' `(unit = 'ms', pattern = 'yyyy-MM-dd HH:mm:ss', zone = UTC)` after
+    their first argument: (milliseconds a unit, the pattern, the zone, whether a zone was given),
+    or None when one is not a literal this module reads."""
+    rest = [*args[1:], None, None, None][:3]
     unit, tokens, zone = _unit(rest[0]), _pattern(rest[1]), _zone(rest[2])
-    if unit is None or tokens is None or zone is None:
+    return None if unit is None or tokens is None or zone is None else (unit, tokens, zone, rest[2] is not None)
+
+
+def _date_parse(args: list[Argument], call: str) -> Argument | None:
+    """`apoc.date.parse(text, unit, pattern, zone)`: the time since the epoch, in `unit`."""
+    options = _time_options(args)
+    if options is None:
         return None
+    text, (unit, tokens, zone, zone_given) = args[0], options
 
     def compute(row: Mapping[str, Any]) -> Any:
         value = text(row)
@@ -248,7 +256,7 @@ def _date_parse(args: list[Argument], call: str) -> Argument | None:
             moment = parse_date(str(value), tokens)
         except ValueError as e:
             raise QueryError(f"{e}, in {call}", call) from None
-        if rest[2] is not None and not any(letter in ("Z", "X") for letter, _ in tokens):
+        if zone_given and not any(letter in ("Z", "X") for letter, _ in tokens):
             moment = moment.replace(tzinfo=zone)  # a text without an offset is in the zone given
         return int((moment - _EPOCH) / timedelta(milliseconds=unit))  # toward zero, as Java's TimeUnit
 
@@ -256,11 +264,11 @@ def _date_parse(args: list[Argument], call: str) -> Argument | None:
 
 
 def _date_format(args: list[Argument], call: str) -> Argument | None:
-    """`apoc.date.format(time, unit = 'ms', pattern = 'yyyy-MM-dd HH:mm:ss', zone = UTC)`."""
-    time, rest = args[0], [*args[1:], None, None, None][:3]
-    unit, tokens, zone = _unit(rest[0]), _pattern(rest[1]), _zone(rest[2])
-    if unit is None or tokens is None or zone is None:
+    """`apoc.date.format(time, unit, pattern, zone)`: the time written with the pattern."""
+    options = _time_options(args)
+    if options is None:
         return None
+    time, (unit, tokens, zone, _) = args[0], options
 
     def compute(row: Mapping[str, Any]) -> Any:
         value = time(row)
