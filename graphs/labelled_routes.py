@@ -36,3 +36,26 @@ def labelled(route: Callable[[Any], Any], exits: Exits) -> tuple[Callable[[Any],
     router.__name__ = getattr(route, "__name__", "route")
     router.__doc__ = route.__doc__
     return router, {label: node for label, node in exits.values()}
+
+
+def chooser(route: Callable[[Any], Any], exits: Exits) -> Callable[[Any], Any]:
+    """A function of the state that returns the node `route` leads to (or its fan-out), for a node that
+    routes itself with LangGraph's `Command(goto=...)`; the drawing's labels are the node's
+    `destinations` (`destinations_of`). A route's answer not in `exits` is a wiring bug: it raises."""
+
+    def choose(state: Any) -> Any:
+        chosen = route(state)
+        if isinstance(chosen, (list, Send)):
+            return chosen
+        try:
+            return exits[chosen][1]
+        except KeyError:
+            name = getattr(route, "__name__", "route")
+            raise ValueError(f"{name} chose {chosen!r}, which is none of its exits {list(exits)}") from None
+
+    return choose
+
+
+def destinations_of(exits: Exits) -> dict[str, str]:
+    """The node -> label map LangGraph draws a routing node's edges with."""
+    return {node: label for label, node in exits.values()}

@@ -21,8 +21,9 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime, get_runtime
+from langgraph.types import Command
 
-from reflexion_agents.graphs.labelled_routes import labelled
+from reflexion_agents.graphs.labelled_routes import chooser, destinations_of
 from reflexion_agents.graphs.loop_parts import LoopParts, Turn
 from reflexion_agents.nodes.common.reply import REPLY_NODE, reply_update
 from reflexion_agents.nodes.common.responder import ResponderReply
@@ -218,20 +219,27 @@ class LoopNodes:
             graph=parts.name if starts else None,
         )
 
-    def in_run(self, name: str, node: NodeBody, anode: NodeBody) -> SyncAndAsyncNode:
+    def in_run(
+        self, name: str, node: NodeBody, anode: NodeBody, choose: Callable[[Any], Any] | None = None
+    ) -> SyncAndAsyncNode:
         """The node `name` as a graph node `(state, runtime)`: its body gets the run's settings, and the
-        run's first node keeps them in the state."""
+        run's first node keeps them in the state. With `choose` (a pure route, `labelled_routes.chooser`),
+        the node routes itself: `Command(update, goto=choose(the state its update makes))`. A
+        conditional edge would do the same, but LangGraph copies every channel of the state to show
+        its router the state (`local_read`), at every step."""
         starts = name == "draft"
+
+        def finished(state: ReflexionState, update: dict[str, Any], run: RunSettings) -> Any:
+            update = changes_only(state, {**update, "run_context": run.started} if starts else update)
+            return update if choose is None else Command(update=update, goto=choose(state_after(state, update)))
 
         def sync(state: ReflexionState, runtime: Runtime[Any]) -> Any:
             run = self.settings(state, runtime, starts)
-            update = node(state, run)
-            return changes_only(state, {**update, "run_context": run.started} if starts else update)
+            return finished(state, node(state, run), run)
 
         async def asynchronous(state: ReflexionState, runtime: Runtime[Any]) -> Any:
             run = self.settings(state, runtime, starts)
-            update = await anode(state, run)
-            return changes_only(state, {**update, "run_context": run.started} if starts else update)
+            return finished(state, await anode(state, run), run)
 
         return SyncAndAsyncNode(name, sync, asynchronous)
 
@@ -244,19 +252,18 @@ class LoopNodes:
             input_schema=parts.input_schema,
             output_schema=parts.output_schema,
         )
-        builder.add_node("draft", self.in_run("draft", self.draft, self.adraft))
-        builder.add_node("execute_tool", self.in_run("execute_tool", self.execute_tool, self.aexecute_tool))
-        builder.add_node("revise", self.in_run("revise", self.revise, self.arevise))
+        labels = parts.labels
+        for name, body, abody, route, onward in (
+            ("draft", self.draft, self.adraft, self.route_after_draft, "execute_tool"),
+            ("execute_tool", self.execute_tool, self.aexecute_tool, self.route_after_execute_tool, "revise"),
+            ("revise", self.revise, self.arevise, parts.route_after_revise, "execute_tool"),
+        ):
+            go_on, stop = labels[name]
+            exits = {onward: (go_on, onward), END: (stop, REPLY_NODE)}
+            node = self.in_run(name, body, abody, chooser(route, exits))
+            builder.add_node(name, node, destinations=destinations_of(exits))
         builder.add_node(REPLY_NODE, self.in_run(REPLY_NODE, self.reply, self.areply))
         builder.add_edge(START, "draft")
-        labels = parts.labels
-        for node, route, onward in (
-            ("draft", self.route_after_draft, "execute_tool"),
-            ("execute_tool", self.route_after_execute_tool, "revise"),
-            ("revise", parts.route_after_revise, "execute_tool"),
-        ):
-            go_on, stop = labels[node]
-            builder.add_conditional_edges(node, *labelled(route, {onward: (go_on, onward), END: (stop, REPLY_NODE)}))
         builder.add_edge(REPLY_NODE, END)
         return builder
 
