@@ -19,9 +19,10 @@ queries on the same database adapter, as many queries a question as the agent ra
 What the agent costs beyond it is the framework's. A graph whose nodes only wait is shown too: no
 agent that asks a model and reads a database reaches its speed-up.
 
-"Model-bound" is the time the model's latency alone imposes at that limit (the longest question's
-waits, at least); the rest is CPU work and waiting for the database. CPU is process time (all
-threads), shown per question.
+Every limit but the first runs `--rounds` times, the agent and the bare graph in turns, and the
+median wall and CPU time of each side is shown. "Model-bound" is the time the model's latency
+alone imposes at that limit (the longest question's waits, at least); the rest is CPU work and
+waiting for the database. CPU is process time (all threads), shown per question.
 """
 
 from __future__ import annotations
@@ -235,6 +236,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=100)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--limits", default="1,4,8,16,32,100", help="concurrency limits; the first is the baseline")
+    parser.add_argument("--rounds", type=int, default=3, help="runs a side at each limit but the first (the median)")
     args = parser.parse_args()
     limits = [int(n) for n in args.limits.split(",")]
     rows: dict[str, list[tuple[int, float, float, int]]] = {"agent": [], "bare": []}
@@ -248,10 +250,15 @@ def main() -> None:
         bare = bare_graph(model, db, {item.question: a.steps for item, a in zip(items, answers, strict=True)})
         drive(bare, items[:4], gold, 4)
         for limit in limits:  # the two take turns, so a slower minute slows both
-            for side, answer in (("agent", agent), ("bare", bare)):
-                asked = model.calls
-                wall, cpu, _ = drive(answer, items, gold, limit)
-                rows[side].append((limit, wall, cpu, model.calls - asked))  # counted by the model
+            runs: dict[str, list[tuple[float, float, int]]] = {"agent": [], "bare": []}
+            for _ in range(1 if limit == limits[0] else args.rounds):  # the sequential baseline is long enough
+                for side, answer in (("agent", agent), ("bare", bare)):
+                    asked = model.calls
+                    wall, cpu, _ = drive(answer, items, gold, limit)
+                    runs[side].append((wall, cpu, model.calls - asked))  # calls counted by the model
+            for side, measured in runs.items():
+                walls, cpus = sorted(m[0] for m in measured), sorted(m[1] for m in measured)
+                rows[side].append((limit, walls[len(walls) // 2], cpus[len(cpus) // 2], measured[-1][2]))
     print(f"{len(items)} questions, {args.latency * 1000:.0f} ms per model call, every answer the gold one:\n")
     print(
         "| concurrency | agent wall (s) | questions/s | speed-up | model-bound (s) | CPU per question (ms) "
