@@ -12,12 +12,16 @@ Computed here:
   zone])`, Java patterns read as Java reads them (`nodes.graphdb.java_dates`);
 - `apoc.text.capitalize(text)`, `apoc.text.replace(text, regex, replacement)`;
 - `datetime(text)`, `datetime({epochMillis: x})`, `datetime({epochSeconds: x})`: FalkorDB has no
-  `datetime`; its `localdatetime` holds the same instant in UTC.
+  `datetime`; its `localdatetime` holds the same instant in UTC; `date(datetime(...))` is the date
+  the text's offset says, as Neo4j's (FalkorDB's `date()` takes no datetime).
 
 A null argument gives null, as in Neo4j. A call with any other argument (a variable bound later,
 an expression) is left as written: the loader then refuses an APOC call by name, and FalkorDB
 reports any other. A value that does not fit (a date not in the pattern) fails the statement as
-the data's fault, naming the value.
+the data's fault, naming the value, unless the call comes after a WHERE or in a CASE: Neo4j never
+evaluates it for a row the guard drops, so it is null here and the guard decides.
+
+`point(map)` of a row missing a coordinate is null too (`null_safe_points`, for every statement).
 """
 
 from __future__ import annotations
