@@ -93,6 +93,10 @@ def test_gold_queries_with_exists_answer_as_a_counting_subquery_does(movies_db, 
             "MATCH (m:Movie) RETURN m.title, COUNT { MATCH (m)<-[:ACTED_IN]-() } AS actors",
             "MATCH (m:Movie) RETURN m.title, (size([(m)<-[:ACTED_IN]-() | 1])) AS actors",
         ),
+        (  # a pattern with no bracket at all
+            "MATCH (p:Person) RETURN p.name, size((p)-->()) AS degree",
+            "MATCH (p:Person) RETURN p.name, size([(p)-->() | 1]) AS degree",
+        ),
         (  # Neo4j 4's size(pattern), its variables bound, then moved out of the WHERE
             "MATCH (p:Person) WHERE size((p)-[:FOLLOWS]->()) > 5 RETURN p.name",
             "MATCH (p:Person) WITH *, [(p)-[:FOLLOWS]->() | 1] AS __subquery_0 WHERE size(__subquery_0) > 5 "

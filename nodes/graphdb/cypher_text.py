@@ -108,6 +108,13 @@ def _scan_depths(text: str) -> tuple[int, ...]:
     return tuple(depths)
 
 
+def closing_bracket(code: str, depths: tuple[int, ...], opening: int) -> int | None:
+    """Where the bracket at `opening` in `code` (strings and comments blanked, `depths` its
+    `code_depths`) closes: the first closer of its kind back at its depth; None if it never does."""
+    closer, level = {"(": ")", "[": "]", "{": "}"}[code[opening]], depths[opening]
+    return next((i for i in range(opening + 1, len(code)) if code[i] == closer and depths[i] == level), None)
+
+
 def code_only(text: str) -> str:
     """`text` with strings, backtick names and comments blanked out, same length."""
     return _blanked(text, strings_too=True)

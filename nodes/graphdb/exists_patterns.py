@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from reflexion_agents.nodes.graphdb.cypher_text import code_depths, code_only
+from reflexion_agents.nodes.graphdb.cypher_text import closing_bracket, code_depths, code_only
 
 _EXISTS = re.compile(r"\bEXISTS\s*\{", re.IGNORECASE)
 _CLAUSE = re.compile(  # not after a dot: `m.order` is a property
@@ -33,16 +33,6 @@ _CLAUSE = re.compile(  # not after a dot: `m.order` is a property
     re.IGNORECASE,
 )
 _SUBQUERY_WORDS = re.compile(r"\b(MATCH|WHERE|RETURN|WITH|CALL|UNION|OPTIONAL)\b", re.IGNORECASE)
-
-
-def _closing_brace(code: str, opening: int) -> int | None:
-    """Where the brace at `opening` closes, in code with its strings blanked; None if it never does."""
-    depth = 0
-    for i in range(opening, len(code)):
-        depth += {"{": 1, "}": -1}.get(code[i], 0)
-        if depth == 0:
-            return i
-    return None
 
 
 def _one_pattern(body: str) -> bool:
@@ -78,7 +68,7 @@ def exists_as_patterns(cypher: str) -> str:
         start, opening = found.start(), found.end() - 1
         if start < done:
             continue  # inside a subquery already written out
-        closing = _closing_brace(code, opening)
+        closing = closing_bracket(code, depths, opening)
         if closing is None or not _one_pattern(code[opening + 1 : closing]) or not _in_where(code, depths, start):
             continue
         pieces += [cypher[done:start], "(", cypher[opening + 1 : closing].strip(), ")"]
@@ -93,6 +83,9 @@ _RETURNS_ALL = re.compile(r"\bRETURN\s+(DISTINCT\s+)?\*", re.IGNORECASE)
 _OPTIONAL = re.compile(r"\bOPTIONAL\s+$", re.IGNORECASE)
 _HOISTED = "__subquery_"
 _HOISTED_NAME = re.compile(rf"\b{_HOISTED}\d+")
+#: What every form rewritten here holds (a subquery's brace, a comprehension's bracket, Neo4j 4's
+#: `size((a)-->(b))`, which may hold neither): a query without it is sent at once.
+_ANY_FORM = re.compile(r"[{\[]|\b(size|exists)\s*\(", re.IGNORECASE)
 _PATTERN_FUNCTION = re.compile(r"(?<![.\w])(size|exists)\s*\(", re.IGNORECASE)
 _PATTERN_PREDICATE = re.compile(r"\)\s*<?-")
 #: Clauses a pattern comprehension is evaluated in by FalkorDB, where a subquery is written in place.
@@ -103,7 +96,7 @@ MAX_REWRITES = 16  # subqueries in one query: past this, the query is sent as wr
 def subqueries_as_comprehensions(cypher: str) -> str:
     """`cypher` with each `EXISTS {}`/`COUNT {}` of one pattern (and its own WHERE) written as the
     pattern comprehension it counts, and pattern comprehensions moved out of WHERE clauses."""
-    if "{" not in cypher and "[" not in cypher:
+    if not _ANY_FORM.search(cypher):
         return cypher
     hoisting = not _RETURNS_ALL.search(code_only(cypher))  # `RETURN *` would return the computed column
     for _ in range(MAX_REWRITES):
@@ -118,9 +111,7 @@ def _rewrite_one(cypher: str, hoisting: bool) -> str | None:
     code, depths = code_only(cypher), code_depths(cypher)
     for found in _PATTERN_FUNCTION.finditer(code):  # Neo4j 4's size(pattern) and exists(pattern)
         opening = found.end() - 1
-        closing = next(
-            (j for j in range(opening + 1, len(code)) if code[j] == ")" and depths[j] == depths[opening]), None
-        )
+        closing = closing_bracket(code, depths, opening)
         argument = code[opening + 1 : closing] if closing is not None else ""
         if closing is None or not _one_pattern(argument) or not _PATTERN_PREDICATE.search(argument):
             continue
@@ -133,7 +124,7 @@ def _rewrite_one(cypher: str, hoisting: bool) -> str | None:
             return cypher[: found.start()] + f"({pattern})" + cypher[closing + 1 :]
     for found in _SUBQUERY.finditer(code):
         opening = found.end() - 1
-        closing = _closing_brace(code, opening)
+        closing = closing_bracket(code, depths, opening)
         if closing is None:
             continue
         comprehension = _comprehension(code, cypher, opening, closing)
@@ -186,7 +177,7 @@ def _pattern_comprehensions(code: str, depths: tuple[int, ...]) -> list[tuple[in
     for i, ch in enumerate(code):
         if ch != "[" or not code[i + 1 :].lstrip().startswith("("):
             continue
-        end = next((j for j in range(i + 1, len(code)) if code[j] == "]" and depths[j] == depths[i]), None)
+        end = closing_bracket(code, depths, i)
         if end is not None and any(code[j] == "|" and depths[j] == depths[i] + 1 for j in range(i + 1, end)):
             found.append((i, end + 1))
     return found

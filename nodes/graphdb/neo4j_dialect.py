@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from reflexion_agents.nodes.graphdb.cypher_text import code_depths, code_only
+from reflexion_agents.nodes.graphdb.cypher_text import closing_bracket, code_depths, code_only
 from reflexion_agents.nodes.graphdb.exists_patterns import neo4j_subqueries
 
 _DATETIME = re.compile(r"(?<![.\w])datetime(\s*\()", re.IGNORECASE)
@@ -49,9 +49,7 @@ def datetimes_as_local(cypher: str) -> str:
     code, depths = code_only(cypher), code_depths(cypher)
     for found in reversed(list(_DATETIME.finditer(code))):
         opening = found.end() - 1
-        closing = next(
-            (j for j in range(opening + 1, len(code)) if code[j] == ")" and depths[j] == depths[opening]), None
-        )
+        closing = closing_bracket(code, depths, opening)
         if closing is not None and _utc(cypher[opening + 1 : closing].strip()):
             cypher = cypher[: found.start()] + "localdatetime" + cypher[found.start() + len("datetime") :]
     return cypher

@@ -33,7 +33,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from reflexion_agents.nodes.graphdb.cypher_text import code_depths, code_only
+from reflexion_agents.nodes.graphdb.cypher_text import closing_bracket, code_depths, code_only
 from reflexion_agents.nodes.graphdb.java_dates import Token, format_date, parse_date, parse_pattern
 from reflexion_agents.schemas.errors import QueryError
 
@@ -99,7 +99,7 @@ def _next_call(
         if match.start() > 0 and code[match.start() - 1] == ".":
             continue  # a method or a namespaced name (`x.datetime(`), not the function
         opened = match.end() - 1
-        close = _closing(code, depths, opened)
+        close = closing_bracket(code, depths, opened)
         if close is None:
             continue
         arguments = _arguments(body, depths, opened, close)
@@ -124,13 +124,6 @@ def _or_null(compute: Argument) -> Argument:
             return None
 
     return lenient
-
-
-def _closing(code: str, depths: tuple[int, ...], opened: int) -> int | None:
-    for i in range(opened + 1, len(code)):
-        if code[i] == ")" and depths[i] == depths[opened]:
-            return i
-    return None
 
 
 def _arguments(body: str, depths: tuple[int, ...], opened: int, close: int) -> list[str]:
@@ -421,7 +414,7 @@ def null_safe_points(cypher: str) -> str:
             return cypher
         call = calls[-1]
         opened = call.end() - 1
-        close = _closing(code, depths, opened)
+        close = closing_bracket(code, depths, opened)
         if close is None or not cypher[opened + 1 : close].strip():
             return cypher
         name = f"__point_{count}"
