@@ -3,13 +3,12 @@
 An agent's work between model calls is Python (LangGraph, LangChain, the query's checks), held to
 one core by the GIL: with a model that answers at once, one process is the ceiling whatever
 `--concurrency` says (96 questions a second with the oracle on the machine of benchmarks/README.md).
-Here the parent runs the gold queries and checks the dataset fits
+Here the parent runs the gold queries into the run's `GoldStore` file and checks the dataset fits
 (`graphs.evaluation.evaluate`), then hands every worker a share of the questions (each its own
-process, started fresh, with its own connection to the same FalkorDB server and its own model,
-made from the model's name); each scores its share, `--concurrency` at a time, and sends every
-finished question back as it ends, so the parent writes and counts it at once and
-keeps no more than the finished traces. A worker that dies (killed, out of memory) stops the run
-with its exit code within a second.
+process, started fresh, with its own connection to the same FalkorDB server, its own model, made
+from the model's name, and the gold file to read); each scores its share, `--concurrency` at a
+time, and sends every finished question back as it ends, so the parent writes and counts it at
+once. A worker that dies (killed, out of memory) stops the run with its exit code within a second.
 
 Workers are used only where they can be: a FalkorDB database (reached by address), a model named
 (the oracle, the corrupting and simulated models, or a provider's model from the environment; a
@@ -27,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from reflexion_agents.nodes.evaluation.dataset import EvalItem
-from reflexion_agents.nodes.evaluation.gold import GoldResult
 from reflexion_agents.nodes.evaluation.simulated import Misbehaviour
 from reflexion_agents.schemas.errors import ConfigurationError
 from reflexion_agents.schemas.evaluation import QuestionTrace
@@ -45,7 +43,7 @@ class Share:
     agent: str
     model: str
     items: list[EvalItem]
-    gold: dict[int, GoldResult]
+    gold_file: str  # the run's `GoldStore`, which every worker reads
     kinds: list[str | None]
     concurrency: int
     max_steps: int
@@ -63,14 +61,14 @@ def workers_for(requested: int, questions: int, db: Any, chat: Any) -> int:
 
 def score_in_processes(
     shares: list[Share], on_done: Callable[[QuestionTrace], None], timeout_s: float = WORKER_TIMEOUT_S
-) -> list[QuestionTrace]:
-    """Every share scored in a process of its own; `on_done` sees each question as it finishes."""
+) -> None:
+    """Every share scored in a process of its own; `on_done` sees each question as it finishes (and
+    is the only one to: nothing is kept here)."""
     context = multiprocessing.get_context("spawn")  # a fork would copy the parent's threads and sockets
     finished: Any = context.Queue()
     workers = [context.Process(target=_score_share, args=(share, finished), daemon=True) for share in shares]
     for worker in workers:
         worker.start()
-    traces: list[QuestionTrace] = []
     running, silent_since = len(workers), time.monotonic()
     try:
         while running:
@@ -85,9 +83,7 @@ def score_in_processes(
                 continue
             silent_since = time.monotonic()
             if kind == "trace":
-                trace = QuestionTrace.model_validate_json(payload)
-                traces.append(trace)
-                on_done(trace)
+                on_done(QuestionTrace.model_validate_json(payload))
             elif kind == "done":
                 running -= 1
             else:
@@ -97,7 +93,6 @@ def score_in_processes(
             worker.join(timeout=5)
             if worker.is_alive():
                 worker.terminate()
-    return traces
 
 
 def _score_share(share: Share, finished: Any) -> None:
@@ -114,7 +109,8 @@ def _score_share(share: Share, finished: Any) -> None:
 async def _score_all(share: Share, sent: Callable[[QuestionTrace], None]) -> None:
     import asyncio
 
-    from reflexion_agents.graphs.evaluation import Contestant, EvalLimits, chat_for, score_question
+    from reflexion_agents.graphs.evaluation import Contestant, EvalLimits, chat_for, score_question, scored_in_turn
+    from reflexion_agents.nodes.evaluation.gold_store import GoldStore
     from reflexion_agents.nodes.graphdb.falkordb_graph import FalkorDBGraph
 
     db = FalkorDBGraph(**share.database)
@@ -122,9 +118,10 @@ async def _score_all(share: Share, sent: Callable[[QuestionTrace], None]) -> Non
     limits = EvalLimits(share.max_steps, share.query_timeout, share.trust_non_empty_result)
     contestant = await asyncio.to_thread(Contestant, share.agent, chat, db, limits)
     gate = asyncio.Semaphore(share.concurrency)
+    with GoldStore(share.gold_file) as gold:
 
-    async def one(item: EvalItem, fault: str | None) -> None:
-        trace = await score_question(contestant, item, share.gold[item.index], fault, gate, share.misbehaviour)
-        sent(trace)
+        async def one(fault: str | None, item: EvalItem) -> QuestionTrace:
+            return await score_question(contestant, item, gold[item.index], fault, gate, share.misbehaviour)
 
-    await asyncio.gather(*(one(item, fault) for fault in share.kinds for item in share.items))
+        pairs = [(fault, item) for fault in share.kinds for item in share.items]
+        await scored_in_turn(pairs, share.concurrency, one, sent)

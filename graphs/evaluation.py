@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
@@ -28,8 +28,9 @@ from reflexion_agents.nodes.evaluation.dataset import EvalItem
 from reflexion_agents.nodes.evaluation.faults import FAULTS
 from reflexion_agents.nodes.evaluation.fit import dataset_fit
 from reflexion_agents.nodes.evaluation.gold import GoldResult, run_gold
+from reflexion_agents.nodes.evaluation.gold_store import GoldStore
 from reflexion_agents.nodes.evaluation.oracle import GoldChatModel, GoldRun, gold_run, scoring
-from reflexion_agents.nodes.evaluation.report import group_score, groups
+from reflexion_agents.nodes.evaluation.report import ReportTally
 from reflexion_agents.nodes.evaluation.scoring import rows_match
 from reflexion_agents.nodes.evaluation.simulated import Misbehaviour, SimulatedChatModel, simulated_run
 from reflexion_agents.nodes.graphdb.protocol import GraphDatabase, graph_name
@@ -169,6 +170,24 @@ async def score_question(
     return trace
 
 
+async def scored_in_turn(
+    pairs: Sequence[tuple[str | None, EvalItem]],
+    concurrency: int,
+    score: Callable[[str | None, EvalItem], Awaitable[QuestionTrace]],
+    finished: Callable[[QuestionTrace], None],
+) -> None:
+    """Every (fault, item) pair scored, `concurrency` at a time, each trace handed to `finished` as it
+    ends: as many tasks as may run at once take the next pair in turn, so a run of any length holds
+    no more than `concurrency` questions (a task per question, made at the start, would hold them all)."""
+    waiting = iter(pairs)
+
+    async def in_turn() -> None:
+        for fault, item in waiting:
+            finished(await score(fault, item))
+
+    await asyncio.gather(*(in_turn() for _ in range(max(1, min(concurrency, len(pairs))))))
+
+
 async def evaluate(
     *,
     agent: str,
@@ -187,13 +206,19 @@ async def evaluate(
     force: bool = False,
     misbehaviour: Misbehaviour | None = None,
     workers: int = 1,
+    keep_traces: bool = True,
 ) -> EvaluationReport:
     """Score `agent` over `items` (see the module docstring); `on_done` sees each finished question, after
     `on_start` learnt how many will run (the gold queries have run by then).
     `trust_non_empty_result` is the Reflexion agent's stop rule (flows ignore it). A dataset that
     does not fit the graph (`nodes.evaluation.fit`) is refused with `ConfigurationError` unless `force`.
     `misbehaviour` sets the simulated model's rates (its defaults when None). `workers` shares the
-    questions among that many processes where it can (`graphs.eval_processes`)."""
+    questions among that many processes where it can (`graphs.eval_processes`).
+
+    Memory stays bounded however many questions run: gold results wait on disk (`GoldStore`), at most
+    `concurrency` questions are in flight, and the scores are summed as questions finish. With
+    `keep_traces=False` the report's `traces` are the excluded questions only, and every scored
+    trace is seen by `on_done` alone (`reflexion eval` writes each to a file as it ends)."""
     if concurrency < 1:
         raise ConfigurationError(f"concurrency must be at least 1, got {concurrency}")
     kinds: list[str | None] = [None]
@@ -208,54 +233,71 @@ async def evaluate(
     elif misbehaviour is not None:
         raise ConfigurationError("misbehaviour rates apply to the simulated model only")
     started = time.perf_counter()
-    gold = await asyncio.to_thread(run_gold, db, items, timeout=query_timeout, row_cap=EVAL_ROW_CAP)
-    fit = await asyncio.to_thread(dataset_fit, db, items, gold)
-    if not fit.fits and not force:
-        raise ConfigurationError(fit.explain(str(graph_name(db))))
-    limits = EvalLimits(max_steps, query_timeout, trust_non_empty_result)
-    excluded = [
-        QuestionTrace(
-            index=i.index, question=i.question, type=i.type, gold_cypher=i.cypher, excluded=gold[i.index].error
-        )
-        for i in items
-        if gold[i.index].error
-    ]
-    runnable = [i for i in items if not gold[i.index].error]
-    processes = workers_for(workers, len(runnable), db, chat)
-    if on_start is not None:
-        on_start(len(runnable) * len(kinds))
-    if processes > 1:
-        shares = [
-            Share(
-                db.connection_args,  # type: ignore[attr-defined]
-                agent,
-                model,
-                runnable[i::processes],
-                {item.index: gold[item.index] for item in runnable[i::processes]},
-                kinds,
-                concurrency,
-                max_steps,
-                query_timeout,
-                trust_non_empty_result,
-                misbehaviour,
+    with GoldStore() as gold:
+        await asyncio.to_thread(run_gold, db, items, timeout=query_timeout, row_cap=EVAL_ROW_CAP, into=gold)
+        fit = await asyncio.to_thread(dataset_fit, db, items, gold)
+        if not fit.fits and not force:
+            raise ConfigurationError(fit.explain(str(graph_name(db))))
+        limits = EvalLimits(max_steps, query_timeout, trust_non_empty_result)
+        excluded, reasons, runnable = [], Counter[str](), []
+        for item in items:
+            refused = gold[item.index]
+            if refused.error is None:
+                runnable.append(item)
+                continue
+            excluded.append(
+                QuestionTrace(
+                    index=item.index,
+                    question=item.question,
+                    type=item.type,
+                    gold_cypher=item.cypher,
+                    excluded=refused.error,
+                )
             )
-            for i in range(processes)
-        ]
-        scored_apart = await asyncio.to_thread(score_in_processes, shares, on_done or (lambda trace: None))
-        order = {(fault, item.index): n for n, (fault, item) in enumerate((f, i) for f in kinds for i in runnable)}
-        traces = sorted(scored_apart, key=lambda t: order[t.fault if model == "corrupt" else None, t.index])
-    else:
-        runner = await asyncio.to_thread(Contestant, agent, chat if chat is not None else chat_for(model), db, limits)
-        gate = asyncio.Semaphore(concurrency)
+            reasons[refused.reason or ""] += 1
+        processes = workers_for(workers, len(runnable), db, chat)
+        if on_start is not None:
+            on_start(len(runnable) * len(kinds))
+        pairs = [(fault, item) for fault in kinds for item in runnable]
+        tally = ReportTally(by_fault=model in ("corrupt", "simulated"))
+        kept: list[QuestionTrace] = []
 
-        async def one(item: EvalItem, fault: str | None) -> QuestionTrace:
-            trace = await score_question(runner, item, gold[item.index], fault, gate, misbehaviour)
+        def finished(trace: QuestionTrace) -> None:
+            tally.add(trace)
+            if keep_traces:
+                kept.append(trace)
             if on_done is not None:
                 on_done(trace)
-            return trace
 
-        traces = list(await asyncio.gather(*(one(item, fault) for fault in kinds for item in runnable)))
-    scored = [t for t in traces if t.correct is not None]
+        if processes > 1:
+            shares = [
+                Share(
+                    db.connection_args,  # type: ignore[attr-defined]
+                    agent,
+                    model,
+                    runnable[i::processes],
+                    str(gold.path),
+                    kinds,
+                    concurrency,
+                    max_steps,
+                    query_timeout,
+                    trust_non_empty_result,
+                    misbehaviour,
+                )
+                for i in range(processes)
+            ]
+            await asyncio.to_thread(score_in_processes, shares, finished)
+        else:
+            chat = chat if chat is not None else chat_for(model)
+            runner = await asyncio.to_thread(Contestant, agent, chat, db, limits)
+            gate = asyncio.Semaphore(concurrency)
+
+            async def one(fault: str | None, item: EvalItem) -> QuestionTrace:
+                return await score_question(runner, item, gold[item.index], fault, gate, misbehaviour)
+
+            await scored_in_turn(pairs, concurrency, one, finished)
+    order = {(fault, item.index): n for n, (fault, item) in enumerate(pairs)}
+    kept.sort(key=lambda t: order[t.fault if model == "corrupt" else None, t.index])
     return EvaluationReport(
         agent=agent,
         model=model,
@@ -263,14 +305,14 @@ async def evaluate(
         backend=db.dialect,
         questions=len(items),
         excluded=len(excluded),
-        excluded_reasons=dict(Counter(gold[t.index].reason or "" for t in excluded).most_common()),
-        not_applicable=sum(1 for t in traces if t.excluded),
-        overall=group_score("all", scored),
-        by_type=groups(scored, lambda t: t.type),
-        by_fault=groups(scored, lambda t: t.fault) if model in ("corrupt", "simulated") else [],
+        excluded_reasons=dict(reasons.most_common()),
+        not_applicable=tally.not_applicable,
+        overall=tally.overall.score("all"),
+        by_type=tally.by_type.scores(),
+        by_fault=tally.by_fault.scores() if tally.by_fault is not None else [],
         wall_s=time.perf_counter() - started,
         concurrency=concurrency,
-        traces=excluded + traces,
+        traces=excluded + kept,
         options={
             "max_steps": max_steps,
             "query_timeout": query_timeout,

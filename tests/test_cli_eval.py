@@ -204,6 +204,6 @@ def test_a_worker_that_dies_stops_the_run_with_its_exit_code(monkeypatch):
     from reflexion_agents.schemas.errors import ConfigurationError
 
     monkeypatch.setattr(eval_processes, "_score_share", dies_at_once)
-    share = eval_processes.Share({}, "reflexion", "oracle", [], {}, [None], 1, 1, 1.0, True, None)
+    share = eval_processes.Share({}, "reflexion", "oracle", [], "", [None], 1, 1, 1.0, True, None)
     with pytest.raises(ConfigurationError, match="exit code 3"):
         eval_processes.score_in_processes([share], lambda trace: None, timeout_s=600)

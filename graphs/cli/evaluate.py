@@ -6,10 +6,11 @@
     reflexion eval --agent retry_evaluate --model openai:gpt-4o-mini --limit 100 --concurrency 4
 
 Writes `<out>/<agent>-<model>-<time>.json` (every question's trace) and `.md` (the summary
-tables), and prints the summary. Each finished question is also appended to a `.jsonl` file
-as it ends, so an interrupted run keeps what it measured (questions excluded for their gold
-query are in the final JSON only). A progress bar runs on stderr when
-it is a terminal.
+tables), and prints the summary. Each finished question is appended to a `.jsonl` file as it
+ends, so an interrupted run keeps what it measured (questions excluded for their gold query are
+in the final JSON only), and the run keeps no trace in memory: the JSON file is written from that
+one (`nodes.evaluation.report_file`), so a run of 10,000 questions holds no more than one of 100.
+A progress bar runs on stderr when it is a terminal.
 
 The command's arguments are declared in `graphs.cli`, which imports this module when it runs.
 """
@@ -41,6 +42,7 @@ from reflexion_agents.graphs.evaluation import evaluate
 from reflexion_agents.nodes.evaluation.dataset import load_dataset
 from reflexion_agents.nodes.evaluation.faults import FAULTS
 from reflexion_agents.nodes.evaluation.report import markdown
+from reflexion_agents.nodes.evaluation.report_file import write_report
 from reflexion_agents.nodes.evaluation.simulated import RATES, Misbehaviour
 from reflexion_agents.nodes.graphdb.demo_data import MOVIES_QUESTIONS_CSV
 from reflexion_agents.schemas.constants import DEFAULT_MODEL, MAX_STEPS_LIMIT, MODEL_ENV
@@ -151,7 +153,7 @@ def cmd_eval(args: argparse.Namespace, out: Console) -> int:
         report = _run(args, model, faults, misbehaviour, items, db, lines_path, bar, task)
         summary = markdown(report)
         try:
-            json_path.write_text(report.model_dump_json(indent=1), encoding="utf-8")
+            write_report(report, lines_path, json_path)
             md_path.write_text(summary, encoding="utf-8")
         except OSError as e:
             raise ConfigurationError(f"cannot write the results ({e}); the traces so far are in {lines_path}") from e
@@ -216,5 +218,6 @@ def _run(
                 force=args.force,
                 misbehaviour=misbehaviour,
                 workers=args.workers,
+                keep_traces=False,  # each is in `lines_path`; the JSON file reads them back from there
             )
         )

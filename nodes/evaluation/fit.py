@@ -4,6 +4,7 @@ by accident: every gold result is empty, and so is every answer."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from reflexion_agents.nodes.evaluation.dataset import EvalItem
@@ -51,7 +52,7 @@ def names_in(cypher: str) -> set[str]:
     return names | {n for m in _REL_TYPE.finditer(code) for n in _NAME.findall(m.group(1))}
 
 
-def dataset_fit(db: GraphDatabase, items: list[EvalItem], gold: dict[int, GoldResult]) -> Fit:
+def dataset_fit(db: GraphDatabase, items: list[EvalItem], gold: Mapping[int, GoldResult]) -> Fit:
     known = set(db.labels()) | set(db.relationship_types())
     unknown: set[str] = set()
     foreign = 0
@@ -59,11 +60,10 @@ def dataset_fit(db: GraphDatabase, items: list[EvalItem], gold: dict[int, GoldRe
         missing = names_in(item.cypher) - known
         foreign += bool(missing)
         unknown |= missing
-    runnable = [gold[i.index] for i in items if not gold[i.index].error]
-    return Fit(
-        queries=len(items),
-        foreign=foreign,
-        unknown_names=sorted(unknown),
-        runnable=len(runnable),
-        empty=sum(1 for g in runnable if not g.rows),
-    )
+    runnable = empty = 0
+    for item in items:  # one result at a time: `gold` may be on disk
+        result = gold[item.index]
+        if not result.error:
+            runnable += 1
+            empty += not result.rows
+    return Fit(queries=len(items), foreign=foreign, unknown_names=sorted(unknown), runnable=runnable, empty=empty)

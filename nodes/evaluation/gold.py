@@ -4,6 +4,7 @@ against, and the list of gold queries the backend cannot run (reported, never sc
 from __future__ import annotations
 
 import re
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,10 +61,18 @@ def reason_for(query: str, error: QueryError) -> str:
     return f"{type(error).__name__}: {re.sub(r'line: .*', '', error.message)[:70]}"
 
 
-def run_gold(db: GraphDatabase, items: list[EvalItem], *, timeout: float, row_cap: int) -> dict[int, GoldResult]:
-    """Each item's gold result, read-only; a gold result larger than `row_cap` is excluded too,
-    since a capped answer could not be compared with it."""
-    results: dict[int, GoldResult] = {}
+def run_gold(
+    db: GraphDatabase,
+    items: list[EvalItem],
+    *,
+    timeout: float,
+    row_cap: int,
+    into: MutableMapping[int, GoldResult] | None = None,
+) -> MutableMapping[int, GoldResult]:
+    """Each item's gold result, read-only, in `into` (a new dict by default; a `GoldStore` keeps
+    them on disk); a gold result larger than `row_cap` is excluded too, since a capped answer could
+    not be compared with it."""
+    results: MutableMapping[int, GoldResult] = {} if into is None else into
     for item in items:
         try:
             result = db.query(item.cypher, timeout=timeout, row_cap=row_cap)
