@@ -46,6 +46,7 @@ _NO_PLAN = "plan must be an array"
 _QUEUE_FULL = "Max pending queries exceeded"  # MAX_QUEUED_QUERIES
 _NO_SUCH_COMMAND = "unknown command"  # a Redis without the module
 _OUT_OF_MEMORY = "mem consumption exceeded capacity"  # QUERY_MEM_CAPACITY
+_ON_REPLICA = "You can't write against a read only replica"  # Redis, to GRAPH.QUERY and GRAPH.EXPLAIN alike
 NOT_RUN = object()  # `FalkorDBSession.run_read`: the read did not run; plan it
 
 
@@ -154,6 +155,10 @@ class FalkorDBSession:
             )
         if isinstance(error, redis.exceptions.InvalidResponse):
             return DatabaseUnavailableError(f"{self.host}:{self.port} is not a FalkorDB server: {error}")
+        if isinstance(error, redis.exceptions.ResponseError) and str(error).startswith(_ON_REPLICA):
+            return WriteQueryRefusedError(
+                f"FalkorDB at {self.host}:{self.port} is a read-only replica: send writes to its primary", cypher
+            )
         if isinstance(error, redis.exceptions.ResponseError) and str(error).startswith(_NO_SUCH_COMMAND):
             return DatabaseUnavailableError(
                 f"{self.host}:{self.port} is a Redis server without the FalkorDB module ({error})"
@@ -179,7 +184,8 @@ class FalkorDBSession:
         return QueryError(message, cypher)
 
     def plan(self, cypher: str, params: dict[str, Any] | None, *, allow_writes: bool) -> Any:
-        """Compile `cypher` with GRAPH.EXPLAIN (never runs it); None for plan-less DDL the caller allowed."""
+        """Compile `cypher` with GRAPH.EXPLAIN (never runs it); None for plan-less DDL the caller allowed,
+        and for a read on a read-only replica, which cannot plan."""
         if not cypher:
             raise CypherSyntaxError("the query is empty", cypher)
         if not allow_writes:
@@ -190,6 +196,10 @@ class FalkorDBSession:
         except Exception as e:
             if str(e) == _MISSING_GRAPH and self.graph_name not in self.graphs():
                 raise MissingGraph from e
+            if str(e).startswith(_ON_REPLICA) and not allow_writes:
+                # A replica plans nothing (Redis counts GRAPH.EXPLAIN as a write there): the read goes
+                # unplanned to GRAPH.RO_QUERY, which refuses a query that would write before it runs.
+                return None
             error = self.translate(e, cypher, compiling=True)
             if allow_writes and isinstance(error, WriteQueryRefusedError):
                 return None  # schema statements have no plan; they are writes the caller allowed
