@@ -99,3 +99,34 @@ def test_neo4j_schemas_are_kept_per_user_and_a_handed_in_driver_is_a_user_of_its
     assert Neo4jGraph(driver=Driver()).schema_key != Neo4jGraph(driver=Driver()).schema_key
     for db in (alice, again, bob):
         db.close()
+
+
+def test_a_kept_schema_is_checked_in_one_round_trip_and_sees_another_clients_change(
+    falkordb_server, reads, monkeypatch
+):
+    """Past the second a fingerprint is trusted, a new agent's look is the fingerprint's three reads,
+    sent together and unplanned; a write by another client (not through this adapter, which would
+    drop the schema itself) changes it, and the schema is read again."""
+    import redis
+
+    from reflexion_agents.nodes.graphdb import schema_cache
+    from reflexion_agents.schemas.errors import GraphNotFoundError
+    from tests.helpers import ServerCommands
+
+    db = FalkorDBGraph("schema_cache_look", host=falkordb_server.host, port=falkordb_server.port)
+    other = redis.Redis(host=falkordb_server.host, port=falkordb_server.port)
+    try:
+        db.write("CREATE (:Planet {name: 'Arrakis'})")
+        assert [n.label for n in db.schema().nodes] == ["Planet"]
+        monkeypatch.setattr(schema_cache, "RECHECK_S", 0.0)  # every look takes the fingerprint
+        sent = ServerCommands(other)
+        assert [n.label for n in db.schema().nodes] == ["Planet"] and reads == ["schema_cache_look"]
+        assert sent() == {"RO_QUERY": 3}  # the names and the two counts; no GRAPH.EXPLAIN
+        other.execute_command("GRAPH.QUERY", "schema_cache_look", "CREATE (:Spice {grade: 1})")
+        assert {n.label for n in db.schema().nodes} == {"Planet", "Spice"}
+        assert reads == ["schema_cache_look"] * 2
+    finally:
+        db.clear()
+        other.close()
+    with pytest.raises(GraphNotFoundError):  # the reads together fail: asked one by one, they say why
+        FalkorDBGraph("schema_cache_never_made", host=falkordb_server.host, port=falkordb_server.port).schema()

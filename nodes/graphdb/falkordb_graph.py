@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import redis
@@ -39,6 +40,11 @@ from reflexion_agents.schemas.errors import DatabaseUnavailableError
 from reflexion_agents.schemas.graphdb import Dialect, GraphSchema, QueryResult
 
 __all__ = ["WRITE_OPERATIONS", "FalkorDBGraph"]
+
+
+def _decoded(value: Any) -> Any:
+    """A scalar of a verbose `GRAPH.RO_QUERY` reply: text comes as bytes."""
+    return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
 def _strip(cypher: str) -> str:
@@ -268,6 +274,25 @@ class FalkorDBGraph:
         nodes = self.query("MATCH (n) RETURN count(n)", row_cap=None).rows[0][0]
         relationships = self.query("MATCH ()-[r]->() RETURN count(r)", row_cap=None).rows[0][0]
         return int(nodes), int(relationships)
+
+    def read_together(self, queries: Sequence[str]) -> list[list[list[Any]]] | None:
+        """The rows of each of `queries` (this project's own constant reads, such as the schema's
+        fingerprint, never a model's query), sent to `GRAPH.RO_QUERY` together in one round trip:
+        unplanned, since GRAPH.RO_QUERY refuses a write itself. None when any of them failed or the
+        server is unreachable: ask them one by one (`query`) to learn why."""
+        graph = self._session.graph
+        try:
+            pipe = graph.client.connection.pipeline(transaction=False)
+            for cypher in queries:
+                pipe.execute_command("GRAPH.RO_QUERY", self.graph_name, cypher)
+            answers = pipe.execute(raise_on_error=False)
+        except redis.exceptions.RedisError:
+            return None
+        if any(isinstance(answer, Exception) or not isinstance(answer, list) for answer in answers):
+            return None
+        return [
+            [[_decoded(value) for value in row] for row in answer[1]] if len(answer) > 2 else [] for answer in answers
+        ]
 
     def clear(self) -> None:
         """Delete this graph entirely (an explicit write, for loaders and tests)."""

@@ -44,10 +44,15 @@ _lock = threading.Lock()
 
 
 def fingerprint(db: Any) -> tuple[Any, ...]:
-    """What changes when the graph's schema may have: names and counts, read read-only."""
-    names = tuple(sorted((str(kind), str(name)) for kind, name in db.query(NAMES_QUERY, row_cap=None).rows))
-    counts = tuple(rows[0][0] if (rows := db.query(q, row_cap=None).rows) else 0 for q in COUNT_QUERIES)
-    return names + counts
+    """What changes when the graph's schema may have: names and counts, read read-only; in one
+    round trip where the adapter can send its own reads together (`read_together`), else one by one."""
+    queries = (NAMES_QUERY, *COUNT_QUERIES)
+    together = getattr(db, "read_together", None)
+    answers = together(queries) if together is not None else None
+    if answers is None:
+        answers = [db.query(q, row_cap=None).rows for q in queries]
+    names = tuple(sorted((str(kind), str(name)) for kind, name in answers[0]))
+    return names + tuple(rows[0][0] if rows else 0 for rows in answers[1:])
 
 
 def shared_schema(db: Any, sample_size: int, read: Callable[[], GraphSchema]) -> GraphSchema:
