@@ -33,6 +33,9 @@ class GoldStore(MutableMapping[int, GoldResult]):
         self._lock = threading.Lock()  # read from the event loop and from worker threads
         self._connection = sqlite3.connect(self.path, check_same_thread=False)
         if self._folder is not None:
+            # a scratch file that lives as long as the run: no journal, no waiting for the disk
+            self._connection.execute("PRAGMA journal_mode=OFF")
+            self._connection.execute("PRAGMA synchronous=OFF")
             self._connection.execute("CREATE TABLE gold (question INTEGER PRIMARY KEY, result BLOB NOT NULL)")
 
     def __setitem__(self, index: int, result: GoldResult) -> None:
