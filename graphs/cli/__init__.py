@@ -11,6 +11,7 @@
     reflexion load people.csv --label Person --key name             # CSV rows as nodes
     reflexion load acted.csv --relationship ACTED_IN --start Person.name=person --end Movie.title=movie
     reflexion serve [--port 2024]         # every graph behind LangGraph's server, offline
+    reflexion scale --processes 2         # the same from several processes over PostgreSQL and Redis
     reflexion eval --model oracle|corrupt|simulated|openai:gpt-4o-mini [--agent retry_evaluate] [--limit 100]
     reflexion react "What is 465 times 321?" [--agent tools|wikipedia] [--sample-corpus] [--json]
     reflexion extract "I own a Fiat Panda with 45Hp." [--schema package.module:Model] [--json]
@@ -35,6 +36,7 @@ import importlib
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reflexion_agents.graphs.cli.exit_codes import (
@@ -108,6 +110,15 @@ def cmd_serve(args: argparse.Namespace, out: Console) -> int:
     out.print(f"Serving {len(registry.names())} graphs on http://{args.host}:{args.port} (Ctrl-C stops)")
     serve(args.host, args.port, args.reload, args.jobs)
     return EXIT_ANSWERED  # pragma: no cover - serve() replaces the process
+
+
+def cmd_scale(args: argparse.Namespace, out: Console) -> int:
+    from reflexion_agents.graphs.cli.scale_out import default_state_dir, scale
+
+    state_dir = Path(args.state_dir) if args.state_dir else default_state_dir()
+    say = lambda line: out.print(line, highlight=False)  # noqa: E731
+    scale(args.processes, host=args.host, port=args.port, jobs=args.jobs, state_dir=state_dir, say=say)
+    return EXIT_ANSWERED
 
 
 def _run_options(command: argparse.ArgumentParser) -> None:
@@ -364,6 +375,31 @@ def _add_serve_command(commands: Any) -> None:
         help=f"runs served at once; more wait in line (default {DEFAULT_JOBS})",
     )
     serve.set_defaults(run=cmd_serve)
+    scale = commands.add_parser(
+        "scale",
+        help="serve every registered graph from several server processes over one PostgreSQL and one Redis",
+        description="Needs the `scale` extra in an environment of its own: make scale does it all.",
+    )
+    scale.add_argument("--processes", type=positive_int, default=2, help="server processes (default 2)")
+    scale.add_argument("--host", default=DEFAULT_HOST, help=f"the address to listen on (default {DEFAULT_HOST})")
+    scale.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"the first process's port; the next ones follow (default {DEFAULT_PORT})",
+    )
+    scale.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=DEFAULT_JOBS,
+        help=f"runs each process serves at once (default {DEFAULT_JOBS})",
+    )
+    scale.add_argument(
+        "--state-dir",
+        default=None,
+        help="PostgreSQL's and Redis's data, logs and servers.json (default: $REFLEXION_DATA_DIR/scale)",
+    )
+    scale.set_defaults(run=cmd_scale)
 
 
 EXIT_CODES = "exit codes:\n" + "\n".join(f"  {code:<4} {meaning}" for code, meaning in MEANINGS.items())
