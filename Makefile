@@ -83,7 +83,7 @@ serve: $(STAMP)
 	$(VENV)/bin/reflexion serve --port $(or $(PORT),2024) $(if $(JOBS),--jobs $(JOBS))
 
 ## The same graphs from several server processes over one PostgreSQL and one Redis, started here:
-## make scale [PROCESSES=2] [PORT=2024] [JOBS=64]
+## make scale [PROCESSES=2] [PORT=2024] [JOBS=16]
 scale: $(SCALE_ENV)
 	$(SCALE_VENV)/bin/reflexion scale --processes $(or $(PROCESSES),2) --port $(or $(PORT),2024) $(if $(JOBS),--jobs $(JOBS))
 

@@ -46,7 +46,7 @@ from reflexion_agents.graphs.cli.exit_codes import (
     EXIT_INTERRUPTED,
     MEANINGS,
 )
-from reflexion_agents.graphs.cli.serve import DEFAULT_HOST, DEFAULT_JOBS, DEFAULT_PORT
+from reflexion_agents.graphs.cli.serve import DEFAULT_HOST, DEFAULT_JOBS, DEFAULT_PORT, DEFAULT_SCALE_JOBS
 from reflexion_agents.nodes.evaluation.faults import FAULTS
 from reflexion_agents.schemas.constants import (
     AGENT_MAX_STEPS,
@@ -391,8 +391,8 @@ def _add_serve_command(commands: Any) -> None:
     scale.add_argument(
         "--jobs",
         type=positive_int,
-        default=DEFAULT_JOBS,
-        help=f"runs each process serves at once (default {DEFAULT_JOBS})",
+        default=DEFAULT_SCALE_JOBS,
+        help=f"runs each process serves at once (default {DEFAULT_SCALE_JOBS})",
     )
     scale.add_argument(
         "--state-dir",

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reflexion_agents.graphs.cli.serve import default_config, offline_environment, refuse_busy_port
+from reflexion_agents.graphs.cli.serve import DEFAULT_SCALE_JOBS, default_config, offline_environment, refuse_busy_port
 from reflexion_agents.schemas.errors import ConfigurationError
 
 #: Seconds between a running process's heartbeats; a run whose process stopped beating is taken up by
@@ -259,7 +259,7 @@ def scale(
     *,
     host: str = "127.0.0.1",
     port: int = 2024,
-    jobs: int = 64,
+    jobs: int = DEFAULT_SCALE_JOBS,
     state_dir: Path,
     config: Path | None = None,
     say: Any = print,

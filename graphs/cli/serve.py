@@ -25,6 +25,10 @@ DEFAULT_PORT = 2024
 #: 29 runs/s with 32 jobs, 34 with 50, 44 with 64 and 38 with 100 on 2 cores, beside 50-54 in-process
 #: (`python -m benchmarks.server_throughput --jobs N`): past 64 the runs only share the same cores.
 DEFAULT_JOBS = 64
+#: The same for each process of `reflexion scale`: processes sharing the cores serve more in all with
+#: fewer runs each (2 processes on 2 cores, 50 clients: 21.8 runs/s with 8 jobs each, 24.6 with 16,
+#: 24.7 with 32, 21.2 with 64; `python -m benchmarks.scale_out --jobs N`).
+DEFAULT_SCALE_JOBS = 16
 
 
 def offline_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
