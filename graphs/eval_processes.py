@@ -108,6 +108,7 @@ def _score_share(share: Share, finished: Any) -> None:
 
 async def _score_all(share: Share, sent: Callable[[QuestionTrace], None]) -> None:
     import asyncio
+    import gc
 
     from reflexion_agents.graphs.evaluation import Contestant, EvalLimits, chat_for, score_question, scored_in_turn
     from reflexion_agents.nodes.evaluation.gold_store import GoldStore
@@ -117,6 +118,7 @@ async def _score_all(share: Share, sent: Callable[[QuestionTrace], None]) -> Non
     chat = chat_for(share.model)
     limits = EvalLimits(share.max_steps, share.query_timeout, share.trust_non_empty_result)
     contestant = await asyncio.to_thread(Contestant, share.agent, chat, db, limits)
+    gc.freeze()  # the worker's set-up lives to its end: full collections need not walk it
     gate = asyncio.Semaphore(share.concurrency)
     with GoldStore(share.gold_file) as gold:
 

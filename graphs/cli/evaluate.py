@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import math
 import os
 import re
@@ -201,23 +202,43 @@ def _run(
             lines.flush()
             bar.update(task, advance=1, correct=correct)
 
-        return asyncio.run(
-            evaluate(
-                agent=args.agent,
-                model=model,
-                items=items,
-                db=db,
-                dataset=args.dataset,
-                concurrency=args.concurrency,
-                max_steps=args.max_steps,
-                query_timeout=args.query_timeout,
-                faults=faults,
-                trust_non_empty_result=not args.no_trust_non_empty,
-                on_start=started,
-                on_done=done,
-                force=args.force,
-                misbehaviour=misbehaviour,
-                workers=args.workers,
-                keep_traces=False,  # each is in `lines_path`; the JSON file reads them back from there
-            )
+        # What is loaded by now lives to the run's end: a full collection that walked it all (~0.1 s
+        # each) would land in the middle of the questions. Given back afterwards (a caller of `main`
+        # in its own process keeps collecting it).
+        gc.freeze()
+        try:
+            return _evaluated(args, model, faults, misbehaviour, items, db, started, done)
+        finally:
+            gc.unfreeze()
+
+
+def _evaluated(
+    args: argparse.Namespace,
+    model: str,
+    faults: list[str] | None,
+    misbehaviour: Misbehaviour | None,
+    items: list[Any],
+    db: Any,
+    started: Any,
+    done: Any,
+) -> Any:
+    return asyncio.run(
+        evaluate(
+            agent=args.agent,
+            model=model,
+            items=items,
+            db=db,
+            dataset=args.dataset,
+            concurrency=args.concurrency,
+            max_steps=args.max_steps,
+            query_timeout=args.query_timeout,
+            faults=faults,
+            trust_non_empty_result=not args.no_trust_non_empty,
+            on_start=started,
+            on_done=done,
+            force=args.force,
+            misbehaviour=misbehaviour,
+            workers=args.workers,
+            keep_traces=False,  # each is in `lines_path`; the JSON file reads them back from there
         )
+    )
