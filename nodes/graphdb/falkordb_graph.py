@@ -8,18 +8,17 @@ API (the database protocol, and what loaders and the command line ask of a Falko
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import time
-from collections.abc import Sequence
 from typing import Any
 
 import redis
 import redis.exceptions
 
 from reflexion_agents.nodes.graphdb.crash_forms import refuse_crashing_forms
-from reflexion_agents.nodes.graphdb.cypher_text import quote_name, refuse_unsendable, return_columns
+from reflexion_agents.nodes.graphdb.cypher_text import refuse_unsendable, return_columns
 from reflexion_agents.nodes.graphdb.deadline import deadline_after
+from reflexion_agents.nodes.graphdb.falkordb_graph_ops import GraphOperations
 from reflexion_agents.nodes.graphdb.falkordb_link import shared_link
 from reflexion_agents.nodes.graphdb.falkordb_session import (
     WRITE_OPERATIONS,
@@ -42,16 +41,11 @@ from reflexion_agents.schemas.graphdb import Dialect, GraphSchema, QueryResult
 __all__ = ["WRITE_OPERATIONS", "FalkorDBGraph"]
 
 
-def _decoded(value: Any) -> Any:
-    """A scalar of a verbose `GRAPH.RO_QUERY` reply: text comes as bytes."""
-    return value.decode("utf-8") if isinstance(value, bytes) else value
-
-
 def _strip(cypher: str) -> str:
     return cypher.strip().rstrip(";").strip()
 
 
-class FalkorDBGraph:
+class FalkorDBGraph(GraphOperations):
     """One named graph on a FalkorDB server (embedded or remote)."""
 
     dialect: Dialect = "falkordb"
@@ -234,73 +228,6 @@ class FalkorDBGraph:
     def graphs(self) -> list[str]:
         """Names of the graphs on this server."""
         return self._session.graphs()
-
-    def copy_to(self, graph: str) -> None:
-        """Copy this graph, indexes included, to a new graph `graph` on the same server."""
-        try:
-            self._session.graph.copy(graph)
-        except Exception as e:
-            raise self._session.translate(e, "") from e
-        finally:
-            forget_schemas(self.sibling_key(graph))
-
-    def replace(self, graph: str) -> None:
-        """Become the graph `graph` on the same server, replacing it if it exists, in one step
-        (Redis RENAME: readers see the old graph or the new one, never none)."""
-        try:
-            self._link.client.connection.rename(self.graph_name, graph)
-        except Exception as e:
-            raise self._session.translate(e, "") from e
-        finally:  # both names now hold another graph, or none
-            forget_schemas(self.schema_key)
-            forget_schemas(self.sibling_key(graph))
-
-    def rebuild_range_indexes(self) -> None:
-        """Drop and recreate every node range index. FalkorDB's GRAPH.COPY leaves the copy's range
-        indexes without their entries for 0, 0.0 and false (equality lookups then miss those nodes)."""
-        rows = self.query(
-            "CALL db.indexes() YIELD label, types, entitytype RETURN label, types, entitytype", row_cap=None
-        ).rows
-        for label, types, entity in rows:
-            for prop, kinds in (types or {}).items():
-                if entity == "NODE" and "RANGE" in kinds:
-                    self.write(f"DROP INDEX ON :{quote_name(label)}({quote_name(prop)})")
-                    self.write(f"CREATE INDEX FOR (n:{quote_name(label)}) ON (n.{quote_name(prop)})")
-
-    def counts(self) -> tuple[int, int]:
-        """(nodes, relationships) of this graph; (0, 0) for a graph that does not exist."""
-        if self.graph_name not in self.graphs():
-            return 0, 0
-        nodes = self.query("MATCH (n) RETURN count(n)", row_cap=None).rows[0][0]
-        relationships = self.query("MATCH ()-[r]->() RETURN count(r)", row_cap=None).rows[0][0]
-        return int(nodes), int(relationships)
-
-    def read_together(self, queries: Sequence[str]) -> list[list[list[Any]]] | None:
-        """The rows of each of `queries` (this project's own constant reads, such as the schema's
-        fingerprint, never a model's query), sent to `GRAPH.RO_QUERY` together in one round trip:
-        unplanned, since GRAPH.RO_QUERY refuses a write itself. None when any of them failed or the
-        server is unreachable: ask them one by one (`query`) to learn why."""
-        graph = self._session.graph
-        try:
-            pipe = graph.client.connection.pipeline(transaction=False)
-            for cypher in queries:
-                pipe.execute_command("GRAPH.RO_QUERY", self.graph_name, cypher)
-            answers = pipe.execute(raise_on_error=False)
-        except redis.exceptions.RedisError:
-            return None
-        if any(isinstance(answer, Exception) or not isinstance(answer, list) for answer in answers):
-            return None
-        return [
-            [[_decoded(value) for value in row] for row in answer[1]] if len(answer) > 2 else [] for answer in answers
-        ]
-
-    def clear(self) -> None:
-        """Delete this graph entirely (an explicit write, for loaders and tests)."""
-        try:
-            with contextlib.suppress(redis.exceptions.ResponseError):  # the graph did not exist
-                self._session.graph.delete()
-        finally:
-            forget_schemas(self.schema_key)
 
     def close(self) -> None:
         self._link.close()
