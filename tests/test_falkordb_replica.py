@@ -13,8 +13,17 @@ import redis
 
 from reflexion_agents.nodes.graphdb import FalkorDBGraph
 from reflexion_agents.nodes.graphdb.embedded import EmbeddedFalkorDB, server_command
-from reflexion_agents.schemas.errors import WriteQueryRefusedError
-from tests.helpers import TOM_HANKS_QUERY, draft, free_port, graph_fingerprint, keep, make_agent, wait_until
+from reflexion_agents.schemas.errors import GraphNotFoundError, QueryError, WriteQueryRefusedError
+from tests.helpers import (
+    TOM_HANKS_QUERY,
+    ServerCommands,
+    draft,
+    free_port,
+    graph_fingerprint,
+    keep,
+    make_agent,
+    wait_until,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -65,6 +74,7 @@ def test_the_agent_answers_from_a_replica_as_from_the_primary(replica, movies_db
         "CREATE (:Movie {title: 'Planted'}) RETURN 1",
         "CALL db.idx.fulltext.createNodeIndex('Movie', 'title')",
         "MATCH (m:Movie) WITH m LIMIT 1 DETACH DELETE m RETURN count(*)",
+        "LOAD/* the plan would show it */CSV FROM 'file:///etc/hostname' AS line RETURN line",
     ],
 )
 def test_writes_on_a_replica_are_refused_and_nothing_changes(replica, movies_db, query):
@@ -99,3 +109,13 @@ def test_the_primarys_changes_reach_the_replicas_readers(replica, movies_db):
         wait_until(lambda: "Tag" in str(mirrored.schema()), "the new label in the replica's schema")
     finally:
         primary.clear()
+
+
+def test_a_graph_the_replica_lacks_is_named_and_a_failing_query_runs_once(replica):
+    with pytest.raises(GraphNotFoundError, match="never_replicated"):
+        replica.sibling("never_replicated").query("MATCH (n) RETURN n")
+    # a run-time error (not a compile error) is reported as it is, not sent again unwrapped
+    sent = ServerCommands(redis.Redis(host=replica.host, port=replica.port))
+    with pytest.raises(QueryError, match="Type mismatch"):
+        replica.query("UNWIND [1, 'a'] AS x RETURN x * 2 AS doubled")
+    assert sent().get("RO_QUERY") == 1

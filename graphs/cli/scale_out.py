@@ -49,11 +49,24 @@ from reflexion_agents.schemas.errors import ConfigurationError
 HEARTBEAT_S = 2
 START_GUARD_S = 120.0  # a process that does not answer /ok by then is taken for broken
 LOOK_S = 0.5  # how often the processes are checked
+MOST_RESTARTS, RESTART_WINDOW_S = 5, 60.0  # a process stopping more often than this ends the command
 #: Connections the local PostgreSQL takes (pgserver's default); each process opens up to its pool, its
 #: overflow and about 20 more (checkpoints and store).
 LOCAL_POSTGRES_CONNECTIONS = 100
 CONNECTIONS_BESIDE_POOL = 20
 SCALE_EXTRA = "pip install 'reflexion-agents[scale]' in an environment of its own (make scale-env makes .venv-scale)"
+
+
+class Stopped(Exception):
+    """SIGINT or SIGTERM came while the servers were starting: everything started is stopped."""
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child, before exec
+    """A child of `reflexion scale` gets SIGTERM when the command dies, however it dies (Linux)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 @dataclass
@@ -65,6 +78,7 @@ class ServerProcess:
     host: str = "127.0.0.1"
     process: subprocess.Popen[bytes] | None = None
     restarts: int = 0
+    stopped_at: list[float] = field(default_factory=list)  # when it last stopped, within RESTART_WINDOW_S
 
     @property
     def url(self) -> str:
@@ -152,7 +166,7 @@ def _local_redis(folder: Path, backing: Backing) -> str:
     port = _free_port()
     command = [get_redis_server(), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     command += ["--dir", str(folder), "--logfile", str(folder / "redis.log")]
-    process = subprocess.Popen(command, start_new_session=True)
+    process = subprocess.Popen(command, start_new_session=True, preexec_fn=_die_with_parent)
 
     def stop() -> None:
         process.terminate()
@@ -224,9 +238,11 @@ def server_command(host: str, port: int, jobs: int, config: Path) -> list[str]:
     return [sys.executable, "-m", module, "serve", *where]
 
 
-def _wait_until_answering(server: ServerProcess) -> None:
+def _wait_until_answering(server: ServerProcess, stop: threading.Event) -> None:
     deadline = time.monotonic() + START_GUARD_S
     while not server.answers():
+        if stop.is_set():
+            raise Stopped
         process = server.process
         if process is not None and process.poll() is not None:
             raise ConfigurationError(
@@ -274,10 +290,11 @@ def scale(
     ports = list(range(port, port + processes))
     for each in ports:
         refuse_busy_port(host, each)
+    pool_settings(processes, local_postgres=not os.environ.get("DATABASE_URI"))  # refused before anything starts
     config = config or default_config()
     stop = stop or _stop_on_signals()
     (state_dir / "logs").mkdir(parents=True, exist_ok=True)
-    with backing_servers(state_dir) as backing:
+    with contextlib.suppress(Stopped), backing_servers(state_dir) as backing:
         env = server_environment(backing, processes)
         servers = [ServerProcess(each, state_dir / "logs" / f"server-{each}.log", host) for each in ports]
         try:
@@ -285,7 +302,7 @@ def scale(
                 for server in group:
                     server.start(server_command(host, server.port, jobs, config), env)
                 for server in group:
-                    _wait_until_answering(server)
+                    _wait_until_answering(server, stop)
             _write_state(state_dir / "servers.json", servers, backing)
             say(f"Serving from {processes} process(es): {', '.join(s.url for s in servers)} (Ctrl-C stops)")
             _supervise(servers, host, jobs, config, env, state_dir, backing, say, stop)
@@ -305,17 +322,33 @@ def _supervise(
     say: Any,
     stop: threading.Event,
 ) -> None:
-    """Until `stop`: a process that died is started again on its port (its runs are taken up by the
-    others meanwhile)."""
+    """Until `stop`: a process that died is started again on its port once the port is free (the
+    server would move to another one), its runs taken up by the others meanwhile. One that stops
+    `MOST_RESTARTS` times within `RESTART_WINDOW_S` (PostgreSQL or Redis gone, say) ends the command."""
     while not stop.wait(LOOK_S):
         for server in servers:
             process = server.process
-            if process is None or process.poll() is None:
+            if process is None or process.poll() is None or not _port_free(host, server.port):
                 continue
+            now = time.monotonic()
+            server.stopped_at = [t for t in server.stopped_at if now - t < RESTART_WINDOW_S] + [now]
+            if len(server.stopped_at) > MOST_RESTARTS:
+                raise ConfigurationError(
+                    f"the process on port {server.port} stopped {len(server.stopped_at)} times within "
+                    f"{RESTART_WINDOW_S:.0f} s (exit code {process.returncode}):\n{server.last_lines()}"
+                )
             say(f"The process on port {server.port} stopped (exit code {process.returncode}); starting it again")
             server.restarts += 1
             server.start(server_command(host, server.port, jobs, config), env)
             _write_state(state_dir / "servers.json", servers, backing)
+
+
+def _port_free(host: str, port: int) -> bool:
+    try:
+        refuse_busy_port(host, port)
+    except ConfigurationError:
+        return False
+    return True
 
 
 def _stop_on_signals() -> threading.Event:

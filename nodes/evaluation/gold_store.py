@@ -24,19 +24,27 @@ FILE_NAME = "gold.sqlite"
 class GoldStore(MutableMapping[int, GoldResult]):
     """A mapping from a question's index to its gold result, in a SQLite file.
 
-    `GoldStore()` makes a fresh file (removed by `close`); `GoldStore(path)` opens one another
-    process made, to read."""
+    `GoldStore()` makes a fresh file (removed by `close`, or by the interpreter's exit); `GoldStore(path)`
+    opens one another process made, read-only."""
 
     def __init__(self, path: str | Path | None = None) -> None:
-        self._folder = tempfile.TemporaryDirectory(prefix="reflexion-gold-") if path is None else None
-        self.path = Path(self._folder.name) / FILE_NAME if self._folder is not None else Path(path)  # type: ignore[arg-type]
         self._lock = threading.Lock()  # read from the event loop and from worker threads
-        self._connection = sqlite3.connect(self.path, check_same_thread=False)
-        if self._folder is not None:
+        if path is not None:  # another process's file, read only: a wrong path is an error, not a new file
+            self._folder = None
+            self.path = Path(path)
+            self._connection = sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
+            return
+        self._folder = tempfile.TemporaryDirectory(prefix="reflexion-gold-")
+        self.path = Path(self._folder.name) / FILE_NAME
+        try:
+            self._connection = sqlite3.connect(self.path, check_same_thread=False)
             # a scratch file that lives as long as the run: no journal, no waiting for the disk
             self._connection.execute("PRAGMA journal_mode=OFF")
             self._connection.execute("PRAGMA synchronous=OFF")
             self._connection.execute("CREATE TABLE gold (question INTEGER PRIMARY KEY, result BLOB NOT NULL)")
+        except sqlite3.Error:
+            self._folder.cleanup()
+            raise
 
     def __setitem__(self, index: int, result: GoldResult) -> None:
         value = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)

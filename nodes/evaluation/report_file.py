@@ -38,7 +38,8 @@ def write_report(report: EvaluationReport, traces_file: Path, path: Path) -> Non
             offset += len(line)
         places.sort()
         head = report.model_dump(mode="json", exclude={"traces"})
-        with path.open("w", encoding="utf-8") as out:
+        partial = path.with_name(path.name + ".partial")  # a full disk leaves no half report under the name
+        with partial.open("w", encoding="utf-8") as out:
             out.write("{\n")
             for name, value in head.items():
                 out.write(f"{' ' * INDENT}{json.dumps(name)}: {json.dumps(value, indent=INDENT)},\n")
@@ -52,3 +53,4 @@ def write_report(report: EvaluationReport, traces_file: Path, path: Path) -> Non
                 out.write(("," if written else "") + "\n" + lines.readline().decode("utf-8").rstrip("\n"))
                 written += 1
             out.write("\n]\n}\n")
+    partial.replace(path)

@@ -13,7 +13,7 @@ import redis
 import redis.exceptions
 
 from reflexion_agents.nodes.graphdb.cypher_text import quote_name
-from reflexion_agents.nodes.graphdb.schema_cache import forget_schemas
+from reflexion_agents.nodes.graphdb.schema_cache import COUNT_QUERIES, NAMES_QUERY, forget_schemas
 
 if TYPE_CHECKING:
     from reflexion_agents.nodes.graphdb.falkordb_link import FalkorDBLink
@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 def _decoded(value: Any) -> Any:
     """A scalar of a verbose `GRAPH.RO_QUERY` reply: text comes as bytes."""
     return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+#: What `read_together` may send: constant reads of this project's (none a model wrote), unplanned.
+OWN_READS = frozenset((NAMES_QUERY, *COUNT_QUERIES))
 
 
 class GraphOperations:
@@ -86,6 +90,9 @@ class GraphOperations:
         fingerprint, never a model's query), sent to `GRAPH.RO_QUERY` together in one round trip:
         unplanned, since GRAPH.RO_QUERY refuses a write itself. None when any of them failed or the
         server is unreachable: ask them one by one (`query`) to learn why."""
+        unknown = [cypher for cypher in queries if cypher not in OWN_READS]
+        if unknown:
+            raise ValueError(f"read_together sends only the schema cache's own reads, not {unknown[0]!r}")
         graph = self._session.graph
         try:
             pipe = graph.client.connection.pipeline(transaction=False)

@@ -50,6 +50,13 @@ _ON_REPLICA = "You can't write against a read only replica"  # Redis, to GRAPH.Q
 NOT_RUN = object()  # `FalkorDBSession.run_read`: the read did not run; plan it
 
 
+def _compile_error(error: Exception) -> bool:
+    """An error FalkorDB gives before running anything (the query, or its capping wrapper, does not
+    compile): running the query again as written repeats no work."""
+    message = str(error)
+    return "errMsg" in message or "Unknown function" in message or "not defined" in message
+
+
 def _while_running(error: Exception) -> bool:
     """An error of a query the server accepted (a timeout, memory, a full queue), not of compiling
     it: planning the query cannot explain it, and running it again would repeat the cost."""
@@ -155,6 +162,11 @@ class FalkorDBSession:
             )
         if isinstance(error, redis.exceptions.InvalidResponse):
             return DatabaseUnavailableError(f"{self.host}:{self.port} is not a FalkorDB server: {error}")
+        if isinstance(error, redis.exceptions.ResponseError) and str(error) == _MISSING_GRAPH:
+            return GraphNotFoundError(
+                f"graph {self.graph_name!r} does not exist on FalkorDB at {self.host}:{self.port} "
+                f"(graphs there: {', '.join(self.graphs()) or 'none'})"
+            )
         if isinstance(error, redis.exceptions.ResponseError) and str(error).startswith(_ON_REPLICA):
             return WriteQueryRefusedError(
                 f"FalkorDB at {self.host}:{self.port} is a read-only replica: send writes to its primary", cypher
@@ -199,6 +211,11 @@ class FalkorDBSession:
             if str(e).startswith(_ON_REPLICA) and not allow_writes:
                 # A replica plans nothing (Redis counts GRAPH.EXPLAIN as a write there): the read goes
                 # unplanned to GRAPH.RO_QUERY, which refuses a query that would write before it runs.
+                # GRAPH.RO_QUERY runs LOAD CSV, which the plan would have shown: any LOAD is refused.
+                if _LOAD.search(code_only(cypher)):
+                    raise WriteQueryRefusedError(
+                        "LOAD CSV reads files on the database server and is not allowed", cypher
+                    ) from e
                 return None
             error = self.translate(e, cypher, compiling=True)
             if allow_writes and isinstance(error, WriteQueryRefusedError):
@@ -240,6 +257,8 @@ class FalkorDBSession:
         except redis.exceptions.ResponseError as e:
             if _while_running(e):
                 raise self.translate(failure, cypher) from failure  # not a compile error: never run it again
+            if str(e).startswith(_ON_REPLICA) and not _compile_error(failure):
+                raise self.translate(failure, cypher) from failure  # a replica cannot say more; never run it again
             return NOT_RUN
         except Exception as e:
             raise self.translate(e, cypher) from e
