@@ -196,6 +196,13 @@ class KGQueryReflexionAgent(ReflexionAgent[KGQueryResult]):
         elif self.checks_its_actions:
             kg_parts.tool_ready(self.kg, state, run)
 
+    def _tool_ready_quick(self, state: ReflexionState, run: RunSettings) -> bool:
+        """The package's own check reads nothing once the schema is read (no kg_prompt given); a
+        subclass's own database or `_tool_ready` may read anything."""
+        if self.own_database or not built_in_hooks(self, "_tool_ready", "_question_message"):
+            return False
+        return not self.checks_its_actions or kg_parts.tool_ready_quick(self.kg, state, run)
+
     def _responder_ready(self, turn: Turn, prompt: str | None, run: RunSettings) -> bool:
         """A subclass's own responder hooks may read anything: they are built in a worker thread."""
         return built_in_hooks(self, *RESPONDER_HOOKS.values()) and kg_parts.responder_ready(self.kg, turn, prompt, run)

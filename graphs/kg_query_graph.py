@@ -136,6 +136,15 @@ def tool_ready(kg: KGQuery, state: Mapping[str, Any], run: RunSettings) -> None:
         return
 
 
+def tool_ready_quick(kg: KGQuery, state: Mapping[str, Any], run: RunSettings) -> bool:
+    """Whether `tool_ready` reads nothing: no kg_prompt (which has it ask the catalogue) and the
+    run's database opened with its schema texts read already."""
+    if state.get("prompt") is not None:
+        return False
+    db = kg.databases.opened_for(run.context)
+    return db is not None and kg.tool.schema_known(db)
+
+
 def responder(kg: KGQuery, turn: Turn, prompt: str | None, run: RunSettings) -> Responder:
     """The turn's responder over the run's model and database (the schema of a subclass's own database
     is unknown: the prompt then says so)."""
@@ -227,6 +236,7 @@ def kg_query_parts(kg: KGQuery, rules: ReflexionRules, **replaced: Any) -> LoopP
         "responder": lambda turn, prompt, run: responder(kg, turn, prompt, run),
         "responder_ready": lambda turn, prompt, run: responder_ready(kg, turn, prompt, run),
         "tool_ready": lambda state, run: tool_ready(kg, state, run),
+        "tool_ready_quick": lambda state, run: tool_ready_quick(kg, state, run),
         "run_tool": lambda state, run: run_query(kg, state, run),
         "stop_after_tool": stop_after_tool,
     }

@@ -115,6 +115,11 @@ class AgentLoop(ABC, Generic[ResultT]):
         """Raise `DatabaseUnavailableError` when the tool cannot be reached, so a run ends
         `tool_unavailable` before any model call is spent. Tools that need no check do nothing."""
 
+    def _tool_ready_quick(self, state: ReflexionState, run: RunSettings) -> bool:
+        """Whether `_tool_ready` reads nothing this time, so an async run checks on the event loop. By
+        default it is not known (a subclass's hook may read anything): the thread is the safe choice."""
+        return False
+
     def _question_message(self, question: str) -> HumanMessage:
         """How a question enters the memory."""
         return HumanMessage(content=question)
@@ -158,6 +163,7 @@ class AgentLoop(ABC, Generic[ResultT]):
             "action_of": self._action_of,
             "run_tool": self._run_tool,
             "tool_ready": self._tool_ready,
+            "tool_ready_quick": self._tool_ready_quick,
             "stop_after_tool": self._stop_after_tool,
             "question_message": self._question_message,
             "result_of": self._parse_final_result,

@@ -148,8 +148,11 @@ class LoopNodes:
         return await asyncio.to_thread(self.parts.responder, turn, prompt, run)
 
     async def adraft(self, state: ReflexionState, run: RunSettings) -> dict[str, Any]:
-        # Checking the tool may read the database: keep it off the event loop.
-        asked, state, ended = await asyncio.to_thread(self.asked, state, run)
+        # Checking the tool may read the database: off the event loop, unless it reads nothing this time.
+        if self.parts.tool_ready_quick(state, run):
+            asked, state, ended = self.asked(state, run)
+        else:
+            asked, state, ended = await asyncio.to_thread(self.asked, state, run)
         if ended is not None:
             return ended
         responder = await self.aresponder("draft", state.get("prompt"), run)

@@ -46,6 +46,11 @@ def always_ready(state: State, run: RunSettings) -> None:
     """A tool that needs no check before the first model call."""
 
 
+def checked_in_thread(state: State, run: RunSettings) -> bool:
+    """The tool's check may read anything (a database, a file): an async run makes it in a thread."""
+    return False
+
+
 def built_in_thread(turn: Turn, prompt: str | None, run: RunSettings) -> bool:
     """Building a responder may read anything (a database, a file): an async run does it in a thread."""
     return False
@@ -85,6 +90,9 @@ class LoopParts:
     question_message: Callable[[str], BaseMessage] = question_message
     #: Raise `DatabaseUnavailableError` when the tool cannot be reached (before any model call).
     tool_ready: Callable[[Any, RunSettings], None] = always_ready
+    #: Whether `tool_ready` reads nothing this time (what it checks is known already): an async run
+    #: then checks on the event loop instead of in a worker thread.
+    tool_ready_quick: Callable[[Any, RunSettings], bool] = checked_in_thread
     #: Whether building a turn's responder is quick (nothing to read): an async run then builds it on
     #: the event loop instead of in a worker thread.
     responder_ready: Callable[[Turn, str | None, RunSettings], bool] = built_in_thread

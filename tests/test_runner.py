@@ -9,6 +9,7 @@ import threading
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
 from reflexion_agents.graphs.react_agent import ReActAgent
 from reflexion_agents.graphs.structured_output_agent import StructuredOutputReflectionAgent
 from reflexion_agents.nodes.models import ScriptedChatModel, tool_reply
@@ -180,3 +181,40 @@ def test_a_subclass_responder_hook_is_built_off_the_event_loop(movies_db):
     own = OwnRevision(conversation_factory=lambda: model, database=movies_db, checkpointer=None)
     asyncio.run(own.aexecute("Which movies did Tom Hanks act in?"))
     assert threads and threading.main_thread().name not in threads
+
+
+def test_the_tool_check_is_made_on_the_event_loop_only_when_it_reads_nothing(movies_db, monkeypatch):
+    """Before the first model call an async run checks the database can be reached, in a worker thread
+    (it may read the schema); once the schema is read, the package's own check reads nothing and is
+    made on the event loop. A kg_prompt (checked against the catalogue) or a subclass's own check
+    keeps the thread."""
+    from reflexion_agents.graphs import kg_query_graph
+
+    on_loop: list[bool] = []
+    check = kg_query_graph.tool_ready
+
+    def watched(*args, **kwargs):
+        on_loop.append(threading.current_thread() is threading.main_thread())
+        return check(*args, **kwargs)
+
+    monkeypatch.setattr(kg_query_graph, "tool_ready", watched)
+    replies = [draft(TOM_HANKS_QUERY), revise(TOM_HANKS_QUERY, score=9)]
+    model = ScriptedChatModel(replies=replies * 3)
+    agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, checkpointer=None)
+    for prompt in (None, None, "The graph has Person and Movie nodes."):
+        assert asyncio.run(agent.aexecute("Which movies did Tom Hanks act in?", prompt)).rows
+    assert on_loop == [False, True, False]
+
+    class OwnCheck(KGQueryReflexionAgent):
+        def _tool_ready(self, state, run):
+            on_loop.append(threading.current_thread() is threading.main_thread())
+            super()._tool_ready(state, run)
+
+    model.replies, own = (
+        replies * 2,
+        OwnCheck(conversation_factory=lambda: model, database=movies_db, checkpointer=None),
+    )
+    on_loop.clear()
+    for _ in range(2):
+        asyncio.run(own.aexecute("Which movies did Tom Hanks act in?"))
+    assert on_loop and not any(on_loop)
