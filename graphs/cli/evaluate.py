@@ -202,28 +202,7 @@ def _run(
             lines.flush()
             bar.update(task, advance=1, correct=correct)
 
-        # What is loaded by now lives to the run's end: a full collection that walked it all (~0.1 s
-        # each) would land in the middle of the questions. Given back afterwards (a caller of `main`
-        # in its own process keeps collecting it).
-        gc.freeze()
-        try:
-            return _evaluated(args, model, faults, misbehaviour, items, db, started, done)
-        finally:
-            gc.unfreeze()
-
-
-def _evaluated(
-    args: argparse.Namespace,
-    model: str,
-    faults: list[str] | None,
-    misbehaviour: Misbehaviour | None,
-    items: list[Any],
-    db: Any,
-    started: Any,
-    done: Any,
-) -> Any:
-    return asyncio.run(
-        evaluate(
+        evaluation = evaluate(
             agent=args.agent,
             model=model,
             items=items,
@@ -241,4 +220,11 @@ def _evaluated(
             workers=args.workers,
             keep_traces=False,  # each is in `lines_path`; the JSON file reads them back from there
         )
-    )
+        # What is loaded by now lives to the run's end: a full collection that walked it all (~0.1 s
+        # each) would land in the middle of the questions. Given back afterwards (a caller of `main`
+        # in its own process keeps collecting it).
+        gc.freeze()
+        try:
+            return asyncio.run(evaluation)
+        finally:
+            gc.unfreeze()
