@@ -87,7 +87,12 @@ class ServerProcess:
     def start(self, command: list[str], env: dict[str, str]) -> None:
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                command,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
 
     def answers(self) -> bool:
