@@ -241,7 +241,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=100)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--limits", default="1,4,8,16,32,100", help="concurrency limits; the first is the baseline")
-    parser.add_argument("--rounds", type=int, default=3, help="runs a side at each limit but the first (the median)")
+    parser.add_argument("--rounds", type=int, default=7, help="runs a side at each limit but the first (the median)")
     args = parser.parse_args()
     limits = [int(n) for n in args.limits.split(",")]
     rows: dict[str, list[tuple[int, float, float, int]]] = {"agent": [], "bare": []}
