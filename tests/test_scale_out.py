@@ -5,6 +5,7 @@ through the other, and a run whose process is killed with SIGKILL is finished by
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -48,36 +49,59 @@ class SlowModel:
         return model_reply(request)
 
 
-@pytest.fixture(scope="module")
-def scaled(falkordb_server, movies_db) -> Iterator[tuple[list[str], SlowModel, Path]]:
-    """`reflexion scale --processes 2` on free ports: the two URLs, the model, the state folder."""
+def _require_scale_env() -> None:
     if not SCALE_PYTHON.exists():
         if os.environ.get("CI"):
             pytest.fail("CI must run the scale-out test: `make test` makes .venv-scale (make scale-env)")
         pytest.skip("the scale-out runtime is not installed (make scale-env)")
-    port = free_port()
-    while any(_taken(p) for p in (port, port + 1)):
-        port = free_port()
+
+
+def _new_state() -> Path:
     state = Path(tempfile.mkdtemp(prefix="reflexion-scale-test-"))  # PostgreSQL runs as its own user under root
     state.chmod(0o755)
-    model = SlowModel()
-    with OpenAIStub(model) as stub:
-        env = served_env(stub, falkordb_server, REFLEXION_DATA_DIR=str(state / "data"))
-        command = [str(SCALE_PYTHON), "-m", "reflexion_agents.graphs.cli", "scale", "--processes", "2"]
-        command += ["--port", str(port), "--state-dir", str(state), "--jobs", "8"]
-        log = (state / "scale.log").open("w")
+    return state
+
+
+def _free_ports(count: int) -> int:
+    port = free_port()
+    while any(_taken(p) for p in range(port, port + count)):
+        port = free_port()
+    return port
+
+
+@contextlib.contextmanager
+def scale_command(state: Path, env: dict[str, str], processes: int, port: int) -> Iterator[None]:
+    """`reflexion scale` as `make scale` runs it, until the block ends (then SIGTERM, as a service
+    manager stops it)."""
+    (state / "servers.json").unlink(missing_ok=True)
+    command = [str(SCALE_PYTHON), "-m", "reflexion_agents.graphs.cli", "scale", "--processes", str(processes)]
+    command += ["--port", str(port), "--state-dir", str(state), "--jobs", "8"]
+    with (state / "scale.log").open("a") as log:
         process = subprocess.Popen(
             command, cwd=state, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
         try:
-            wait_until(lambda: _serving(state) or process.poll() is not None, "both processes serving", GUARD_S)
+            serving = lambda: _serving(state, processes) or process.poll() is not None  # noqa: E731
+            wait_until(serving, "the processes serving", GUARD_S)
             assert process.poll() is None, (state / "scale.log").read_text()
-            yield [f"http://127.0.0.1:{p}" for p in (port, port + 1)], model, state
+            yield
         finally:
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=GUARD_S)
-            log.close()
-            subprocess.run(["rm", "-rf", str(state)], check=False)
+
+
+@pytest.fixture(scope="module")
+def scaled(falkordb_server, movies_db) -> Iterator[tuple[list[str], SlowModel, Path]]:
+    """`reflexion scale --processes 2` on free ports: the two URLs, the model, the state folder."""
+    _require_scale_env()
+    port, state, model = _free_ports(2), _new_state(), SlowModel()
+    try:
+        with OpenAIStub(model) as stub:
+            env = served_env(stub, falkordb_server, REFLEXION_DATA_DIR=str(state / "data"))
+            with scale_command(state, env, 2, port):
+                yield [f"http://127.0.0.1:{p}" for p in (port, port + 1)], model, state
+    finally:
+        subprocess.run(["rm", "-rf", str(state)], check=False)
 
 
 def _taken(port: int) -> bool:
@@ -88,12 +112,12 @@ def _taken(port: int) -> bool:
     return True
 
 
-def _serving(state: Path) -> bool:
+def _serving(state: Path, processes: int) -> bool:
     try:
         servers = json.loads((state / "servers.json").read_text())["servers"]
     except (OSError, ValueError, KeyError):
         return False
-    return len(servers) == 2
+    return len(servers) == processes
 
 
 def _servers(state: Path) -> list[dict[str, Any]]:
@@ -173,3 +197,21 @@ def test_the_web_page_is_served_by_every_process(scaled):
         page = httpx.get(f"{url}/ui", timeout=30)
         assert page.status_code == 200 and "/ui/static/vendor/force-graph.min.js" in page.text
         assert "movies" in httpx.get(f"{url}/ui/api/graphs", timeout=30).text
+
+
+def test_threads_outlive_the_command(falkordb_server, movies_db):
+    """Stopped and started again on the same state folder, the command serves the threads it had."""
+    _require_scale_env()
+    port, state = _free_ports(1), _new_state()
+    try:
+        with OpenAIStub(model_reply) as stub:
+            env = served_env(stub, falkordb_server, REFLEXION_DATA_DIR=str(state / "data"))
+            with scale_command(state, env, 1, port):
+                client = get_sync_client(url=f"http://127.0.0.1:{port}")
+                thread = client.threads.create()["thread_id"]
+                client.runs.wait(thread, "kg_reflexion", input=QUESTION)
+            with scale_command(state, env, 1, port):
+                values = get_sync_client(url=f"http://127.0.0.1:{port}").threads.get_state(thread)["values"]
+                assert values["query"] == TOM_HANKS_QUERY and ["Cast Away"] in values["rows"]
+    finally:
+        subprocess.run(["rm", "-rf", str(state)], check=False)
