@@ -27,7 +27,7 @@ from benchmarks.harness import machine, result_line
 from reflexion_agents.nodes.graphdb import FalkorDBGraph, load_cypher_script
 from reflexion_agents.nodes.graphdb.atomic_load import load_atomically
 from reflexion_agents.nodes.graphdb.demo_data import SHOP_CYPHER
-from reflexion_agents.nodes.graphdb.embedded import _free_port, answers_ping, server_command
+from reflexion_agents.nodes.graphdb.embedded import answers_ping, free_port, server_command
 
 MODES = {
     "no journal (before)": (False, "no"),
@@ -41,7 +41,7 @@ WRITE_TARGET = 3.0  # a small write, fsynced, at most 3x
 @contextlib.contextmanager
 def server(journaled: bool, fsync: str) -> Iterator[FalkorDBGraph]:
     with tempfile.TemporaryDirectory(dir=Path.home()) as folder:
-        port = _free_port()
+        port = free_port()
         command = server_command(Path(folder), port, journaled=journaled, fsync=fsync)
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:

@@ -7,9 +7,12 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
+import signal
+import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from reflexion_agents.nodes.graphdb import FalkorDBGraph, ensure_movies_graph
@@ -54,6 +57,32 @@ class TimedDatabase:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._db, name)
+
+
+class ServingCommand:
+    """A command that serves (`reflexion serve`, `reflexion scale`) in a process group of its own, run
+    in `folder` with its output in `folder/<name>.log`: entered once `ready()` holds, SIGTERM to the
+    group on the way out (as a service manager stops it)."""
+
+    def __init__(self, command: list[str], folder: Path, env: dict[str, str], name: str, guard_s: float = 300) -> None:
+        self.folder, self.name, self.guard_s = folder, name, guard_s
+        self.log = (folder / f"{name}.log").open("w")
+        self.process = subprocess.Popen(
+            command, cwd=folder, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def wait_until(self, ready: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + self.guard_s
+        while not ready():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                log = (self.folder / f"{self.name}.log").read_text()[-2000:]
+                raise RuntimeError(f"{self.name} did not start:\n{log}")
+            time.sleep(0.25)
+
+    def stop(self) -> None:
+        os.killpg(self.process.pid, signal.SIGTERM)
+        self.process.wait(timeout=self.guard_s)
+        self.log.close()
 
 
 def proc_status_kb(pid: int | str, field: str) -> int:

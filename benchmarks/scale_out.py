@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import statistics
 import subprocess
 import tempfile
@@ -27,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import machine, movies_database, result_line
+from benchmarks.harness import ServingCommand, machine, movies_database, result_line
 from benchmarks.server_throughput import QUESTION, Server, free_port, slow_model
 from reflexion_agents.graphs.cli.serve import DEFAULT_JOBS, DEFAULT_SCALE_JOBS
 from tests.openai_stub import OpenAIStub
@@ -42,30 +41,19 @@ class Scaled:
     def __init__(self, env: dict[str, str], processes: int, jobs: int) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="scale-out-"))
         self.folder.chmod(0o755)  # PostgreSQL runs as a user of its own under root
-        port = free_port()
         command = [str(SCALE_PYTHON), "-m", "reflexion_agents.graphs.cli", "scale", "--processes", str(processes)]
-        command += ["--port", str(port), "--jobs", str(jobs), "--state-dir", str(self.folder)]
-        self.log = (self.folder / "scale.log").open("w")
-        self.process = subprocess.Popen(
-            command, cwd=self.folder, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
-        )
+        command += ["--port", str(free_port()), "--jobs", str(jobs), "--state-dir", str(self.folder)]
+        self.serving = ServingCommand(command, self.folder, env, "scale")
         self.urls: list[str] = []
 
     def __enter__(self) -> Scaled:
         state = self.folder / "servers.json"
-        for _ in range(600):
-            if state.exists():
-                self.urls = [s["url"] for s in json.loads(state.read_text())["servers"]]
-                return self
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.25)
-        raise RuntimeError(f"reflexion scale did not start:\n{(self.folder / 'scale.log').read_text()[-2000:]}")
+        self.serving.wait_until(state.exists)  # written once every process answers
+        self.urls = [s["url"] for s in json.loads(state.read_text())["servers"]]
+        return self
 
     def __exit__(self, *exc: Any) -> None:
-        os.killpg(self.process.pid, signal.SIGTERM)
-        self.process.wait(timeout=120)
-        self.log.close()
+        self.serving.stop()
         subprocess.run(["rm", "-rf", str(self.folder)], check=False)
 
 

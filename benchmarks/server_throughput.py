@@ -24,10 +24,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -39,7 +37,7 @@ from typing import Any
 import httpx
 from langgraph.checkpoint.memory import InMemorySaver
 
-from benchmarks.harness import machine, movies_database, result_line
+from benchmarks.harness import ServingCommand, machine, movies_database, result_line
 from reflexion_agents.graphs.cli.serve import DEFAULT_JOBS
 from tests.openai_stub import OpenAIStub, tool_names
 
@@ -73,33 +71,21 @@ class Server:
     def __init__(self, env: dict[str, str], jobs: int | None) -> None:
         self.port, self.folder = free_port(), Path(tempfile.mkdtemp(prefix="server-throughput-"))
         command = [sys.executable, "-m", "reflexion_agents.graphs.cli", "serve", "--port", str(self.port)]
-        self.log = (self.folder / "server.log").open("w")
-        self.process = subprocess.Popen(
-            [*command, *(["--jobs", str(jobs)] if jobs else [])],
-            cwd=self.folder,
-            env=env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        self.serving = ServingCommand([*command, *(["--jobs", str(jobs)] if jobs else [])], self.folder, env, "server")
         self.url = f"http://127.0.0.1:{self.port}"
 
+    def answers(self) -> bool:
+        try:
+            return httpx.get(f"{self.url}/ok", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
+
     def __enter__(self) -> Server:
-        for _ in range(240):
-            try:
-                if httpx.get(f"{self.url}/ok", timeout=1).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.5)
-        raise RuntimeError(f"the server did not start:\n{(self.folder / 'server.log').read_text()[-2000:]}")
+        self.serving.wait_until(self.answers)
+        return self
 
     def __exit__(self, *exc: Any) -> None:
-        os.killpg(self.process.pid, signal.SIGTERM)
-        self.process.wait(timeout=60)
-        self.log.close()
+        self.serving.stop()
 
 
 def through_rest(url: str, clients: int, runs: int) -> tuple[float, float]:

@@ -363,17 +363,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def _server_options(command: argparse.ArgumentParser, port_help: str, jobs: int, jobs_help: str) -> None:
+    """The address, port and runs at once of a command that serves the graphs (`serve`, `scale`)."""
+    command.add_argument("--host", default=DEFAULT_HOST, help=f"the address to listen on (default {DEFAULT_HOST})")
+    command.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"{port_help} (default {DEFAULT_PORT})")
+    command.add_argument("--jobs", type=positive_int, default=jobs, help=f"{jobs_help} (default {jobs})")
+
+
 def _add_serve_command(commands: Any) -> None:
     serve = commands.add_parser("serve", help="serve every registered graph with LangGraph's server (offline)")
-    serve.add_argument("--host", default=DEFAULT_HOST, help=f"the address to listen on (default {DEFAULT_HOST})")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"the port to listen on (default {DEFAULT_PORT})")
+    _server_options(serve, "the port to listen on", DEFAULT_JOBS, "runs served at once; more wait in line")
     serve.add_argument("--reload", action="store_true", help="restart when the code changes")
-    serve.add_argument(
-        "--jobs",
-        type=positive_int,
-        default=DEFAULT_JOBS,
-        help=f"runs served at once; more wait in line (default {DEFAULT_JOBS})",
-    )
     serve.set_defaults(run=cmd_serve)
     scale = commands.add_parser(
         "scale",
@@ -381,19 +381,8 @@ def _add_serve_command(commands: Any) -> None:
         description="Needs the `scale` extra in an environment of its own: make scale does it all.",
     )
     scale.add_argument("--processes", type=positive_int, default=2, help="server processes (default 2)")
-    scale.add_argument("--host", default=DEFAULT_HOST, help=f"the address to listen on (default {DEFAULT_HOST})")
-    scale.add_argument(
-        "--port",
-        type=int,
-        default=DEFAULT_PORT,
-        help=f"the first process's port; the next ones follow (default {DEFAULT_PORT})",
-    )
-    scale.add_argument(
-        "--jobs",
-        type=positive_int,
-        default=DEFAULT_SCALE_JOBS,
-        help=f"runs each process serves at once (default {DEFAULT_SCALE_JOBS})",
-    )
+    port_help = "the first process's port; the next ones follow"
+    _server_options(scale, port_help, DEFAULT_SCALE_JOBS, "runs each process serves at once")
     scale.add_argument(
         "--state-dir",
         default=None,

