@@ -42,8 +42,8 @@ def stored_bytes(path: Path) -> tuple[int, int, int]:
     """(the file's bytes, the checkpoints' bytes, the writes' bytes), the write-ahead log folded in."""
     with sqlite3.connect(path) as connection:
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        checkpoints = connection.execute("SELECT sum(length(checkpoint) + length(metadata)) FROM checkpoints")
-        writes = connection.execute("SELECT sum(length(value)) FROM writes")
+        checkpoints = connection.execute("SELECT sum(length(checkpoint) + length(metadata)) FROM thread_checkpoints")
+        writes = connection.execute("SELECT sum(length(pack)) FROM thread_writes")
         return path.stat().st_size, int(checkpoints.fetchone()[0] or 0), int(writes.fetchone()[0] or 0)
 
 

@@ -37,9 +37,8 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 
-from reflexion_agents.nodes.compressed_serde import CompressedSerializer
+from reflexion_agents.nodes.compact_saver import CompactSqliteSaver
 from reflexion_agents.schemas.errors import ConfigurationError
 
 CHECKPOINTS_ENV = "REFLEXION_CHECKPOINTS"
@@ -98,13 +97,9 @@ class AsyncInWorkerThread(BaseCheckpointSaver[str]):
         return await asyncio.to_thread(self.get_delta_channel_history, *args, **kwargs)
 
 
-class ThreadedSqliteSaver(AsyncInWorkerThread, SqliteSaver):
-    """`SqliteSaver` that also serves async runs, from a worker thread, behind the saver's own lock,
-    and stores large values compressed (`nodes/compressed_serde.py`). LangGraph's own `SqliteSaver`
-    reads the file when given `serde=CompressedSerializer()`."""
-
-    def __init__(self, conn: sqlite3.Connection, *, serde: Any = None) -> None:
-        super().__init__(conn, serde=serde or CompressedSerializer())
+class ThreadedSqliteSaver(AsyncInWorkerThread, CompactSqliteSaver):
+    """The compact SQLite saver (`nodes/compact_saver.py`) that also serves async runs, from a worker
+    thread, behind the saver's own lock."""
 
 
 def default_checkpoint_path() -> Path:

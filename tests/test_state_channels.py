@@ -5,13 +5,13 @@ batches them, and a thread's storage grows with its steps, not with their square
 from __future__ import annotations
 
 import sqlite3
+import zlib
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langgraph.checkpoint.sqlite import SqliteSaver
 
 from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
-from reflexion_agents.nodes.checkpoints import sqlite_checkpointer
+from reflexion_agents.nodes.checkpoints import ThreadedSqliteSaver, sqlite_checkpointer
 from reflexion_agents.nodes.compressed_serde import CompressedSerializer
 from reflexion_agents.nodes.models import ScriptedChatModel
 from reflexion_agents.schemas.state_channels import merged_messages, merged_outcomes, state_after
@@ -89,10 +89,11 @@ def run_thread(movies_db, path, iterations: int, thread: str) -> KGQueryReflexio
 def stored(path, thread: str) -> list[int]:
     """The bytes of each of the thread's checkpoints and of its writes, oldest first."""
     with sqlite3.connect(path) as connection:
+        (number,) = connection.execute("SELECT id FROM threads WHERE thread_id = ?", (thread,)).fetchone()
         checkpoints = connection.execute(
-            "SELECT length(checkpoint) FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id", (thread,)
+            "SELECT length(checkpoint) FROM thread_checkpoints WHERE thread = ? ORDER BY checkpoint_id", (number,)
         ).fetchall()
-        writes = connection.execute("SELECT sum(length(value)) FROM writes WHERE thread_id = ?", (thread,))
+        writes = connection.execute("SELECT sum(length(pack)) FROM thread_writes WHERE thread = ?", (number,))
         return [n for (n,) in checkpoints] + [writes.fetchone()[0]]
 
 
@@ -101,10 +102,9 @@ def test_a_thread_read_back_by_another_saver_has_every_message_and_scored_outcom
     agent = run_thread(movies_db, path, 6, "six")
     config = {"configurable": {"thread_id": "six"}}
     live = agent.graph.get_state(config).values
-    # LangGraph's own saver, on a connection of its own, reading the compressed rows
-    with SqliteSaver.from_conn_string(str(path)) as saver:
-        saver.serde = CompressedSerializer()
-        read_back = agent.graph.copy(update={"checkpointer": saver}).get_state(config).values
+    # another saver, on a connection of its own (as another process opens the file), reading the packed rows
+    saver = ThreadedSqliteSaver(sqlite3.connect(path, check_same_thread=False))
+    read_back = agent.graph.copy(update={"checkpointer": saver}).get_state(config).values
     assert [(m.id, m.content) for m in read_back["messages"]] == [(m.id, m.content) for m in live["messages"]]
     assert read_back["outcomes"] == live["outcomes"] and len(live["outcomes"]) == 6
     assert [o["score"] for o in read_back["outcomes"]] == [2, 2, 2, 2, 2, 9]
@@ -116,8 +116,10 @@ def test_a_threads_storage_grows_with_its_steps_not_their_square(movies_db, tmp_
     run_thread(movies_db, path, 3, "three")
     run_thread(movies_db, path, 9, "nine")
     short, long = stored(path, "three"), stored(path, "nine")
-    # no checkpoint holds the lists whole: the last is no bigger than one early in the run
-    assert max(long[:-1]) < 2 * long[2]
+    # no checkpoint holds the lists whole: the loop's stay the size of an early one, and the last (which
+    # holds the answer) is no bigger after nine iterations than after three
+    assert max(long[2:-2]) < 2 * long[2]
+    assert long[-2] < 1.5 * short[-2]
     # three times the steps, about three times the bytes (the square would be nine times)
     assert sum(long) < 3.6 * sum(short)
 
@@ -129,9 +131,11 @@ def test_large_values_are_stored_compressed_and_rows_stored_before_still_read():
     serde, plain = CompressedSerializer(), JsonPlusSerializer()
     rows = [["Tom Hanks", "Cast Away", 2000]] * 50
     kind, data = serde.dumps_typed(rows)
-    assert kind.endswith(".zlib") and len(data) < len(plain.dumps_typed(rows)[1]) / 3
+    assert kind.endswith(".zstd1") and len(data) < len(plain.dumps_typed(rows)[1]) / 3
     assert serde.loads_typed((kind, data)) == rows
     assert serde.loads_typed(plain.dumps_typed(rows)) == rows  # a file written before compression
+    plain_kind, plain_data = plain.dumps_typed(rows)  # as the release before the dictionary stored them
+    assert serde.loads_typed((plain_kind + ".zlib", zlib.compress(plain_data))) == rows
     assert serde.dumps_typed("short") == plain.dumps_typed("short")  # too small to gain
 
 

@@ -1,0 +1,342 @@
+"""The default SQLite checkpointer: LangGraph's checkpoint contract in a file a third of the size.
+
+LangGraph's `SqliteSaver` stores each write of a step in a row of its own, keyed by three
+36-character ids (thread, checkpoint, task) and indexed by them again: a five-iteration question
+made 80 such rows, whose keys alone outweighed what they held. Its channel versions are
+50-character strings written for every channel into every checkpoint. Here:
+
+- a thread's id is stored once (`threads`), rows name it by a small integer;
+- the writes a task makes at one step are one row (`writes.pack`), compressed together, so a step's
+  tool result and the outcome that repeats it compress as one text;
+- channel versions are integers (LangGraph's own default), except in a thread that began in
+  LangGraph's layout, which keeps its string versions.
+
+Everything else is LangGraph's contract as `SqliteSaver` keeps it: `put_writes` keeps the first
+write of a task to a regular channel and the last to a special one (an interrupt, an error), pending
+writes come back in LangGraph's replay order (`writes_sort_key`), `list` filters on metadata and
+`before`. `tests/test_compact_saver.py` runs LangGraph's conformance suite against it. A file in
+LangGraph's layout is converted on first open (`nodes/checkpoint_migration.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, cast
+
+import ormsgpack
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    PendingWrite,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+    writes_sort_key,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from reflexion_agents.nodes import checkpoint_dictionary
+from reflexion_agents.nodes.compressed_serde import CompressedSerializer
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS threads (
+    id INTEGER PRIMARY KEY,
+    thread_id TEXT NOT NULL UNIQUE
+);
+CREATE TABLE IF NOT EXISTS thread_checkpoints (
+    thread INTEGER NOT NULL,
+    checkpoint_ns TEXT NOT NULL DEFAULT '',
+    checkpoint_id TEXT NOT NULL,
+    parent_checkpoint_id TEXT,
+    type TEXT,
+    checkpoint BLOB,
+    metadata BLOB,
+    PRIMARY KEY (thread, checkpoint_ns, checkpoint_id)
+);
+CREATE TABLE IF NOT EXISTS thread_writes (
+    thread INTEGER NOT NULL,
+    checkpoint_ns TEXT NOT NULL DEFAULT '',
+    checkpoint_id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    task_path TEXT NOT NULL DEFAULT '',
+    pack BLOB NOT NULL,
+    PRIMARY KEY (thread, checkpoint_ns, checkpoint_id, task_id)
+);
+"""
+
+_PLAIN, _DICTIONARY = b"p", b"d"  # the first byte of a pack: stored as it is, or zstd with the dictionary
+
+#: One stored write: its index in the task's writes (or its special channel's fixed index), its
+#: channel, and its value as the serializer gave it.
+PackedWrite = tuple[int, str, str, bytes]
+
+
+def pack_writes(writes: Sequence[PackedWrite], compressed: bool = True) -> bytes:
+    """A task's writes as one blob: msgpack, compressed (`nodes/checkpoint_dictionary.py`) when that
+    makes it smaller."""
+    data = ormsgpack.packb([list(w) for w in writes])
+    packed = checkpoint_dictionary.compress(data) if compressed else data
+    return _DICTIONARY + packed if len(packed) < len(data) else _PLAIN + data
+
+
+def unpack_writes(blob: bytes) -> list[PackedWrite]:
+    data = checkpoint_dictionary.decompress(blob[1:]) if blob[:1] == _DICTIONARY else blob[1:]
+    return [(int(i), str(c), str(t), bytes(v)) for i, c, t, v in ormsgpack.unpackb(data)]
+
+
+def stored_json(metadata: Any, compressed: bool = True) -> bytes:
+    """A checkpoint's metadata as stored: JSON (as `SqliteSaver` keeps it), compressed when that is smaller."""
+    data = json.dumps(metadata, ensure_ascii=False).encode("utf-8", "ignore")
+    packed = checkpoint_dictionary.compress(data) if compressed else data
+    return packed if len(packed) < len(data) else data
+
+
+def loaded_json(stored: bytes | None) -> Any:
+    """Stored metadata read back: JSON, or a zstd frame of JSON (told apart by the frame's magic number)."""
+    if stored is None:
+        return {}
+    return json.loads(checkpoint_dictionary.decompress(stored) if checkpoint_dictionary.is_frame(stored) else stored)
+
+
+def merged_writes(stored: list[PackedWrite], new: list[PackedWrite], replace: bool) -> list[PackedWrite]:
+    """`new` added to a task's `stored` writes as `SqliteSaver` adds rows: a write whose index is taken
+    replaces the stored one when every new write is to a special channel, else it is dropped."""
+    by_index = {w[0]: w for w in stored}
+    for write in new:
+        if replace or write[0] not in by_index:
+            by_index[write[0]] = write
+    return sorted(by_index.values(), key=lambda w: w[0])
+
+
+class CompactSqliteSaver(BaseCheckpointSaver[Any]):
+    """LangGraph checkpoints in one SQLite file, compactly (see the module docstring).
+
+    One connection, used behind a lock by every thread of the process, as `SqliteSaver` does."""
+
+    def __init__(
+        self, conn: sqlite3.Connection, *, serde: SerializerProtocol | None = None, packs_compressed: bool = True
+    ) -> None:
+        super().__init__(serde=serde or CompressedSerializer())
+        self.conn = conn
+        self.packs_compressed = packs_compressed
+        self.lock = threading.Lock()
+        self.is_setup = False
+        self._thread_ids: dict[str, int] = {}
+
+    def setup(self) -> None:
+        """Create the tables (and convert a file in LangGraph's own layout) once."""
+        if self.is_setup:
+            return
+        from reflexion_agents.nodes.checkpoint_migration import convert_langgraph_tables
+
+        with self.lock:
+            self.conn.executescript(SCHEMA)
+            convert_langgraph_tables(self.conn)
+            self.conn.commit()
+        self.is_setup = True
+
+    @contextmanager
+    def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
+        """A cursor under the saver's lock; with `transaction`, committed when the block ends."""
+        self.setup()
+        with self.lock:
+            cur = self.conn.cursor()
+            try:
+                yield cur
+            finally:
+                if transaction:
+                    self.conn.commit()
+                cur.close()
+
+    def _thread(self, cur: sqlite3.Cursor, thread_id: str, create: bool) -> int | None:
+        """The small integer rows name `thread_id` by (made when `create`), None when it has none."""
+        if (known := self._thread_ids.get(thread_id)) is not None:
+            return known
+        row = cur.execute("SELECT id FROM threads WHERE thread_id = ?", (thread_id,)).fetchone()
+        if row is None and create:
+            row = (cur.execute("INSERT INTO threads (thread_id) VALUES (?)", (thread_id,)).lastrowid,)
+        if row is None:
+            return None
+        self._thread_ids[thread_id] = int(row[0])
+        return int(row[0])
+
+    def _stored_value(self, value: Any) -> tuple[str, bytes]:
+        """A write's value as it goes into a pack: not compressed on its own, the pack is."""
+        plain = getattr(self.serde, "dumps_uncompressed", None)
+        return cast(tuple[str, bytes], plain(value) if plain is not None else self.serde.dumps_typed(value))
+
+    def put(
+        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions
+    ) -> RunnableConfig:
+        configurable = config["configurable"]
+        thread_id, checkpoint_ns = str(configurable["thread_id"]), str(configurable.get("checkpoint_ns", ""))
+        kind, blob = self.serde.dumps_typed(checkpoint)
+        stored_metadata = stored_json(get_checkpoint_metadata(config, metadata), self.packs_compressed)
+        with self.cursor() as cur:
+            thread = self._thread(cur, thread_id, create=True)
+            cur.execute(
+                "INSERT OR REPLACE INTO thread_checkpoints (thread, checkpoint_ns, checkpoint_id, "
+                "parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (thread, checkpoint_ns, checkpoint["id"], configurable.get("checkpoint_id"), kind, blob, stored_metadata),
+            )
+        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint["id"]}}
+
+    def put_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        if not writes:
+            return
+        configurable = config["configurable"]
+        key = (str(configurable.get("checkpoint_ns", "")), str(configurable["checkpoint_id"]), task_id)
+        new = [(WRITES_IDX_MAP.get(c, i), c, *self._stored_value(v)) for i, (c, v) in enumerate(writes)]
+        replace = all(c in WRITES_IDX_MAP for c, _ in writes)
+        with self.cursor() as cur:
+            thread = self._thread(cur, str(configurable["thread_id"]), create=True)
+            where = "thread = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND task_id = ?"
+            row = cur.execute(f"SELECT pack FROM thread_writes WHERE {where}", (thread, *key)).fetchone()
+            if row is None:
+                cur.execute(
+                    "INSERT INTO thread_writes (thread, checkpoint_ns, checkpoint_id, task_id, task_path, pack) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (thread, *key, task_path, pack_writes(merged_writes([], new, replace), self.packs_compressed)),
+                )
+            else:
+                pack = pack_writes(merged_writes(unpack_writes(row[0]), new, replace), self.packs_compressed)
+                cur.execute(f"UPDATE thread_writes SET pack = ? WHERE {where}", (pack, thread, *key))
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        configurable = config["configurable"]
+        checkpoint_ns = str(configurable.get("checkpoint_ns", ""))
+        with self.cursor(transaction=False) as cur:
+            thread = self._thread(cur, str(configurable["thread_id"]), create=False)
+            if thread is None:
+                return None
+            columns = "checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
+            if checkpoint_id := get_checkpoint_id(config):
+                cur.execute(
+                    f"SELECT {columns} FROM thread_checkpoints WHERE thread = ? AND checkpoint_ns = ? "
+                    "AND checkpoint_id = ?",
+                    (thread, checkpoint_ns, checkpoint_id),
+                )
+            else:
+                cur.execute(
+                    f"SELECT {columns} FROM thread_checkpoints WHERE thread = ? AND checkpoint_ns = ? "
+                    "ORDER BY checkpoint_id DESC LIMIT 1",
+                    (thread, checkpoint_ns),
+                )
+            row = cur.fetchone()
+            if row is None:
+                return None
+            return self._tuple(cur, str(configurable["thread_id"]), thread, checkpoint_ns, row)
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        wheres, values = _list_where(config, before)
+        if config is not None:
+            with self.cursor(transaction=False) as cur:
+                thread = self._thread(cur, str(config["configurable"]["thread_id"]), create=False)
+            if thread is None:
+                return
+            wheres, values = ["c.thread = ?", *wheres], [thread, *values]
+        query = (
+            "SELECT t.thread_id, c.thread, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.type, "
+            "c.checkpoint, c.metadata FROM thread_checkpoints c JOIN threads t ON t.id = c.thread"
+            + (" WHERE " + " AND ".join(wheres) if wheres else "")
+            + " ORDER BY c.checkpoint_id DESC"
+        )
+        with self.cursor(transaction=False) as cur:
+            rows = cur.execute(query, values).fetchall()
+        listed = 0
+        for thread_id, thread, checkpoint_ns, *row in rows:
+            if limit is not None and listed >= limit:
+                return
+            if filter and not _matches(row[4], filter):
+                continue
+            with self.cursor(transaction=False) as cur:
+                found = self._tuple(cur, thread_id, thread, checkpoint_ns, tuple(row))
+            listed += 1
+            yield found
+
+    def _tuple(
+        self, cur: sqlite3.Cursor, thread_id: str, thread: int, checkpoint_ns: str, row: tuple[Any, ...]
+    ) -> CheckpointTuple:
+        """The `CheckpointTuple` of one stored checkpoint row, its pending writes read with it."""
+        checkpoint_id, parent_id, kind, blob, metadata = row
+
+        def config_of(checkpoint: str) -> RunnableConfig:
+            return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint}}
+
+        return CheckpointTuple(
+            config_of(checkpoint_id),
+            self.serde.loads_typed((kind, blob)),
+            cast(CheckpointMetadata, loaded_json(metadata)),
+            config_of(parent_id) if parent_id else None,
+            self._pending_writes(cur, thread, checkpoint_ns, checkpoint_id),
+        )
+
+    def _pending_writes(self, cur: sqlite3.Cursor, thread: int, checkpoint_ns: str, checkpoint_id: str) -> list[PendingWrite]:
+        """A checkpoint's writes, in the order LangGraph replays a step's writes (`writes_sort_key`)."""
+        rows = cur.execute(
+            "SELECT task_id, task_path, pack FROM thread_writes WHERE thread = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            (thread, checkpoint_ns, checkpoint_id),
+        ).fetchall()
+        writes = [(path, task, *write) for task, path, pack in rows for write in unpack_writes(pack)]
+        writes.sort(key=lambda w: writes_sort_key(w[0], w[1], w[2]))
+        return [(task, channel, self.serde.loads_typed((kind, value))) for _, task, _, channel, kind, value in writes]
+
+    def delete_thread(self, thread_id: str) -> None:
+        with self.cursor() as cur:
+            thread = self._thread(cur, str(thread_id), create=False)
+            if thread is None:
+                return
+            cur.execute("DELETE FROM thread_checkpoints WHERE thread = ?", (thread,))
+            cur.execute("DELETE FROM thread_writes WHERE thread = ?", (thread,))
+            cur.execute("DELETE FROM threads WHERE id = ?", (thread,))
+            self._thread_ids.pop(str(thread_id), None)
+
+    def get_next_version(self, current: Any, channel: None = None) -> Any:
+        """Integer versions (LangGraph's default); a thread converted from LangGraph's layout goes on
+        with `SqliteSaver`'s strings, so versions within a thread stay comparable."""
+        if current is None:
+            return 1
+        if isinstance(current, str):
+            return f"{int(current.split('.')[0]) + 1:032}.{random.random():016}"
+        return int(current) + 1
+
+
+def _list_where(config: RunnableConfig | None, before: RunnableConfig | None) -> tuple[list[str], list[Any]]:
+    """`list`'s SQL conditions on the namespace, the checkpoint and `before` (the thread apart)."""
+    wheres: list[str] = []
+    values: list[Any] = []
+    if config is not None:
+        if (checkpoint_ns := config["configurable"].get("checkpoint_ns")) is not None:
+            wheres.append("c.checkpoint_ns = ?")
+            values.append(checkpoint_ns)
+        if checkpoint_id := get_checkpoint_id(config):
+            wheres.append("c.checkpoint_id = ?")
+            values.append(checkpoint_id)
+    if before is not None and (before_id := get_checkpoint_id(before)):
+        wheres.append("c.checkpoint_id < ?")
+        values.append(before_id)
+    return wheres, values
+
+
+def _matches(stored_metadata: bytes | None, filter: dict[str, Any]) -> bool:
+    """Whether a checkpoint's stored metadata has every key of `filter` with its value."""
+    metadata = loaded_json(stored_metadata)
+    return all(key in metadata and metadata[key] == value for key, value in filter.items())
