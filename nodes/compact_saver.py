@@ -20,6 +20,7 @@ LangGraph's layout is converted on first open (`nodes/checkpoint_migration.py`).
 
 from __future__ import annotations
 
+import builtins
 import json
 import random
 import sqlite3
@@ -175,7 +176,11 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
         return cast(tuple[str, bytes], plain(value) if plain is not None else self.serde.dumps_typed(value))
 
     def put(
-        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
     ) -> RunnableConfig:
         configurable = config["configurable"]
         thread_id, checkpoint_ns = str(configurable["thread_id"]), str(configurable.get("checkpoint_ns", ""))
@@ -186,9 +191,19 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
             cur.execute(
                 "INSERT OR REPLACE INTO thread_checkpoints (thread, checkpoint_ns, checkpoint_id, "
                 "parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (thread, checkpoint_ns, checkpoint["id"], configurable.get("checkpoint_id"), kind, blob, stored_metadata),
+                (
+                    thread,
+                    checkpoint_ns,
+                    checkpoint["id"],
+                    configurable.get("checkpoint_id"),
+                    kind,
+                    blob,
+                    stored_metadata,
+                ),
             )
-        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint["id"]}}
+        return {
+            "configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint["id"]}
+        }
 
     def put_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
@@ -279,7 +294,9 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
         checkpoint_id, parent_id, kind, blob, metadata = row
 
         def config_of(checkpoint: str) -> RunnableConfig:
-            return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint}}
+            return {
+                "configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint}
+            }
 
         return CheckpointTuple(
             config_of(checkpoint_id),
@@ -289,10 +306,13 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
             self._pending_writes(cur, thread, checkpoint_ns, checkpoint_id),
         )
 
-    def _pending_writes(self, cur: sqlite3.Cursor, thread: int, checkpoint_ns: str, checkpoint_id: str) -> list[PendingWrite]:
+    def _pending_writes(
+        self, cur: sqlite3.Cursor, thread: int, checkpoint_ns: str, checkpoint_id: str
+    ) -> builtins.list[PendingWrite]:
         """A checkpoint's writes, in the order LangGraph replays a step's writes (`writes_sort_key`)."""
         rows = cur.execute(
-            "SELECT task_id, task_path, pack FROM thread_writes WHERE thread = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            "SELECT task_id, task_path, pack FROM thread_writes "
+            "WHERE thread = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
             (thread, checkpoint_ns, checkpoint_id),
         ).fetchall()
         writes = [(path, task, *write) for task, path, pack in rows for write in unpack_writes(pack)]

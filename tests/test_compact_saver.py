@@ -1,0 +1,108 @@
+"""The default SQLite checkpointer (nodes/compact_saver.py): LangGraph's checkpoint contract, checked by
+LangGraph's own conformance suite; files written by LangGraph's `SqliteSaver` converted and resumed;
+the compression dictionary guarded."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+
+import pytest
+from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.conformance import checkpointer_test, validate
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+from reflexion_agents.nodes import checkpoint_dictionary
+from reflexion_agents.nodes.checkpoints import ThreadedSqliteSaver, wal_connection
+from reflexion_agents.nodes.models import ScriptedChatModel
+from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, keep, revise
+
+
+def table_names(path) -> set[str]:
+    with sqlite3.connect(path) as connection:
+        return {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+@pytest.mark.unit
+async def test_the_saver_passes_langgraphs_conformance_suite(tmp_path):
+    @checkpointer_test(name="ThreadedSqliteSaver")
+    async def fresh_saver():
+        saver = ThreadedSqliteSaver(wal_connection(str(tmp_path / f"{uuid.uuid4().hex}.sqlite")))
+        saver.setup()
+        yield saver
+
+    report = await validate(fresh_saver)
+    report.print_report()
+    assert report.passed_all_base()
+
+
+@pytest.mark.unit
+def test_a_tasks_writes_keep_the_first_regular_write_and_the_last_special_one(tmp_path):
+    """As LangGraph's `SqliteSaver` keeps them: a task's write sent again (a retried step) does not
+    replace the first, while an interrupt or an error sent again does."""
+    saver = ThreadedSqliteSaver(wal_connection(str(tmp_path / "t.sqlite")))
+    config = saver.put(
+        {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, empty_checkpoint(), {"source": "loop", "step": 0}, {}
+    )
+    saver.put_writes(config, [("messages", "first"), ("steps", 1)], "task-1", "~a")
+    saver.put_writes(config, [("messages", "again"), ("error", "later")], "task-1", "~a")
+    saver.put_writes(config, [("__interrupt__", "asked once")], "task-1", "~a")
+    saver.put_writes(config, [("__interrupt__", "asked twice")], "task-1", "~a")
+    saver.put_writes(config, [("messages", "other task")], "task-0", "~a")
+    writes = saver.get_tuple(config).pending_writes
+    assert writes == [
+        ("task-0", "messages", "other task"),  # LangGraph's replay order: by path, task, index
+        ("task-1", "__interrupt__", "asked twice"),
+        ("task-1", "messages", "first"),
+        ("task-1", "steps", 1),
+    ]
+
+
+def test_a_paused_run_in_a_file_langgraphs_saver_wrote_resumes_after_the_file_is_converted(movies_db, tmp_path):
+    path = tmp_path / "threads.sqlite"
+    # the finished run's three replies, then the paused run's draft
+    first = ScriptedChatModel(
+        replies=[draft(EMPTY_QUERY), revise(TOM_HANKS_QUERY, 2), keep(TOM_HANKS_QUERY, 9), draft(EMPTY_QUERY)]
+    )
+    langgraphs = SqliteSaver(sqlite3.connect(path, check_same_thread=False))
+    before = KGQueryReflexionAgent(
+        conversation_factory=lambda: first,
+        database=movies_db,
+        checkpointer=langgraphs,
+    )
+    finished = before.execute("Which movies did Tom Hanks act in?", thread_id="finished")
+    paused = before.execute("Tom Hanks movies?", thread_id="paused", context={"require_approval": True})
+    assert paused.stop_reason == "awaiting_approval" and {"checkpoints", "writes"} <= table_names(path)
+    as_written = before.graph.get_state({"configurable": {"thread_id": "finished"}}).values
+    langgraphs.conn.close()
+
+    model = ScriptedChatModel(replies=[revise(TOM_HANKS_QUERY, 2), keep(TOM_HANKS_QUERY, 9)])
+    after = KGQueryReflexionAgent(
+        conversation_factory=lambda: model,
+        database=movies_db,
+        checkpointer=ThreadedSqliteSaver(wal_connection(str(path))),
+    )
+    stored = after.graph.get_state({"configurable": {"thread_id": "finished"}}).values
+    assert stored["query"] == finished.answer and stored["rows"] == finished.tool_result
+    assert [(m.id, m.content) for m in stored["messages"]] == [(m.id, m.content) for m in as_written["messages"]]
+    assert stored["outcomes"] == as_written["outcomes"] and len(stored["outcomes"]) == 2
+    second = after.resume("paused", "approve")  # the empty query runs; the revision waits for approval too
+    assert second.stop_reason == "awaiting_approval" and second.pending_approval["query"] == TOM_HANKS_QUERY
+    done = after.resume("paused", "approve")
+    assert done.stop_reason == "score_threshold" and ["Cast Away"] in done.tool_result
+    assert table_names(path) & {"checkpoints", "writes"} == set()  # converted: LangGraph's tables are gone
+
+
+@pytest.mark.unit
+def test_a_changed_dictionary_is_refused_with_what_to_do(monkeypatch):
+    checkpoint_dictionary.dictionary.cache_clear()
+    monkeypatch.setattr(checkpoint_dictionary, "DICTIONARY_SHA256", "0" * 64)
+    try:
+        with pytest.raises(RuntimeError, match=r"was changed .* reinstall the package"):
+            checkpoint_dictionary.dictionary()
+    finally:
+        checkpoint_dictionary.dictionary.cache_clear()
+    assert (
+        checkpoint_dictionary.decompress(checkpoint_dictionary.compress(b"channel_values" * 9)) == b"channel_values" * 9
+    )
