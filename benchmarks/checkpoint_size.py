@@ -7,7 +7,10 @@ graph with the default checkpointer (SQLite, `nodes.checkpoints.sqlite_checkpoin
 1, 3, 5 and 10 iterations (a draft or revision, then its query; the queries return 1 to 20 rows).
 The scripted model answers at once. After the runs, the file's write-ahead log is folded into it,
 and the table gives the file's bytes per question and what the rows hold (checkpoints, and the
-writes of each step).
+writes of each step), and, for the same runs, the file LangGraph's own `SqliteSaver` writes (same
+WAL settings and compressing serializer): the layout the default saver (`nodes/compact_saver.py`)
+replaced. Its compression dictionary was trained on other runs (the shop graph's questions, the
+simulated model: `benchmarks/build_checkpoint_dictionary.py`).
 
 Two targets, from the state's two growing lists being stored as each step's additions
 (`schemas/state_channels.py`) rather than whole at every step:
@@ -23,9 +26,12 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
+from langgraph.checkpoint.sqlite import SqliteSaver
+
 from benchmarks.harness import loop_script, machine, movies_database, result_line
 from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
-from reflexion_agents.nodes.checkpoints import sqlite_checkpointer
+from reflexion_agents.nodes.checkpoints import sqlite_checkpointer, wal_connection
+from reflexion_agents.nodes.compressed_serde import CompressedSerializer
 from reflexion_agents.nodes.models import ScriptedChatModel
 
 TARGET_KB = 20.0  # a 5-iteration question
@@ -47,23 +53,47 @@ def stored_bytes(path: Path) -> tuple[int, int, int]:
         return path.stat().st_size, int(checkpoints.fetchone()[0] or 0), int(writes.fetchone()[0] or 0)
 
 
-def measure(db: object, folder: Path, iterations: int, questions: int) -> tuple[float, float, float]:
-    """KB per question: (file, checkpoints, writes), for questions of `iterations` iterations."""
-    path = folder / f"threads-{iterations}.sqlite"
+def langgraph_file_kb(path: Path) -> float:
+    with sqlite3.connect(path) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return path.stat().st_size / 1024
+
+
+def run_questions(db: object, checkpointer: object, iterations: int, questions: int) -> None:
+    """`questions` questions of `iterations` iterations each, each in a thread of its own."""
     model = ScriptedChatModel()
     agent = KGQueryReflexionAgent(
         conversation_factory=lambda: model,
         database=db,
         max_steps=iterations,
-        checkpointer=sqlite_checkpointer(path),
+        checkpointer=checkpointer,
         trust_non_empty_result=False,
     )
-    empty = stored_bytes(path)
     for question in range(questions):
         queries = [QUERIES[(question + i) % len(QUERIES)].format(i=i) for i in range(iterations)]
         model.replies, model.calls = loop_script(queries), []
         result = agent.execute(f"Question {question}: which movies?")
         assert result.steps == iterations, (result.stop_reason, result.error)
+
+
+def langgraph_layout_kb(db: object, folder: Path, iterations: int, questions: int) -> float:
+    """KB of file per question with LangGraph's own `SqliteSaver` (same file settings, same
+    compressing serializer): the layout the default saver replaced, measured on the same runs."""
+    path = folder / f"langgraph-{iterations}.sqlite"
+    saver = SqliteSaver(wal_connection(str(path)), serde=CompressedSerializer())
+    saver.setup()
+    empty = langgraph_file_kb(path)
+    run_questions(db, saver, iterations, questions)
+    return (langgraph_file_kb(path) - empty) / questions
+
+
+def measure(db: object, folder: Path, iterations: int, questions: int) -> tuple[float, float, float]:
+    """KB per question: (file, checkpoints, writes), for questions of `iterations` iterations."""
+    path = folder / f"threads-{iterations}.sqlite"
+    checkpointer = sqlite_checkpointer(path)
+    checkpointer.setup()
+    empty = stored_bytes(path)
+    run_questions(db, checkpointer, iterations, questions)
     after = stored_bytes(path)
     file, checkpoints, writes = ((a - e) / questions / 1024 for a, e in zip(after, empty, strict=True))
     return file, checkpoints, writes
@@ -73,14 +103,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=20)
     args = parser.parse_args()
-    rows = {}
+    rows, langgraphs = {}, {}
     with movies_database() as db, tempfile.TemporaryDirectory() as folder:
         for iterations in (1, 3, 5, 10):
             rows[iterations] = measure(db, Path(folder), iterations, args.questions)
-    print("| iterations a question | file KB / question | checkpoints KB | writes KB |")
-    print("|---:|---:|---:|---:|")
+            langgraphs[iterations] = langgraph_layout_kb(db, Path(folder), iterations, args.questions)
+    print(
+        "| iterations a question | file KB / question | checkpoints KB | writes KB | LangGraph's SqliteSaver: file KB |"
+    )
+    print("|---:|---:|---:|---:|---:|")
     for iterations, (file, checkpoints, writes) in rows.items():
-        print(f"| {iterations} | {file:.1f} | {checkpoints:.1f} | {writes:.1f} |")
+        print(f"| {iterations} | {file:.1f} | {checkpoints:.1f} | {writes:.1f} | {langgraphs[iterations]:.1f} |")
     print(f"\n{args.questions} questions a row, each in its own thread of one SQLite file.")
     print(f"Machine: {machine()}\n")
     print(result_line("checkpoint_kb_per_question", rows[5][0], TARGET_KB, unit="KB"))
