@@ -39,10 +39,11 @@ def convert_langgraph_tables(conn: sqlite3.Connection) -> int:
         return threads[thread_id]
 
     copied = 0
-    for thread_id, ns, checkpoint_id, parent, kind, blob, metadata in conn.execute(
+    # read with cursors of their own, row by row: a file of any size is converted in bounded memory
+    for thread_id, ns, checkpoint_id, parent, kind, blob, metadata in conn.cursor().execute(
         "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata "
         "FROM checkpoints"
-    ).fetchall():
+    ):
         conn.execute(
             "INSERT OR REPLACE INTO thread_checkpoints (thread, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
             "type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -51,10 +52,10 @@ def convert_langgraph_tables(conn: sqlite3.Connection) -> int:
         copied += 1
     columns = {row[1] for row in conn.execute("PRAGMA table_info(writes)")}
     task_path = "task_path" if "task_path" in columns else "''"
-    rows = conn.execute(
+    rows = conn.cursor().execute(
         f"SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, {task_path}, idx, channel, type, value "
         "FROM writes ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx"
-    ).fetchall()
+    )
     for (thread_id, ns, checkpoint_id, task_id), task_rows in groupby(rows, key=lambda r: r[:4]):
         written = list(task_rows)
         conn.execute(

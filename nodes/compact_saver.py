@@ -50,7 +50,7 @@ from reflexion_agents.nodes.compressed_serde import CompressedSerializer
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (
-    id INTEGER PRIMARY KEY,
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     thread_id TEXT NOT NULL UNIQUE
 );
 CREATE TABLE IF NOT EXISTS thread_checkpoints (
@@ -131,7 +131,6 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
         self.packs_compressed = packs_compressed
         self.lock = threading.Lock()
         self.is_setup = False
-        self._thread_ids: dict[str, int] = {}
 
     def setup(self) -> None:
         """Create the tables (and convert a file in LangGraph's own layout) once."""
@@ -159,16 +158,17 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
                 cur.close()
 
     def _thread(self, cur: sqlite3.Cursor, thread_id: str, create: bool) -> int | None:
-        """The small integer rows name `thread_id` by (made when `create`), None when it has none."""
-        if (known := self._thread_ids.get(thread_id)) is not None:
-            return known
-        row = cur.execute("SELECT id FROM threads WHERE thread_id = ?", (thread_id,)).fetchone()
-        if row is None and create:
-            row = (cur.execute("INSERT INTO threads (thread_id) VALUES (?)", (thread_id,)).lastrowid,)
-        if row is None:
-            return None
-        self._thread_ids[thread_id] = int(row[0])
-        return int(row[0])
+        """The small integer rows name `thread_id` by (made when `create`), None when it has none.
+
+        Read each time, not kept: another process may delete the thread and start it again. The
+        numbers are never reused (AUTOINCREMENT), so rows a deleted thread left behind (a write racing
+        the delete) never join a new thread of the same name."""
+        find = "SELECT id FROM threads WHERE thread_id = ?"
+        row = cur.execute(find, (thread_id,)).fetchone()
+        if row is None and create:  # OR IGNORE: another process may make it in between
+            cur.execute("INSERT OR IGNORE INTO threads (thread_id) VALUES (?)", (thread_id,))
+            row = cur.execute(find, (thread_id,)).fetchone()
+        return None if row is None else int(row[0])
 
     def _stored_value(self, value: Any) -> tuple[str, bytes]:
         """A write's value as it goes into a pack: not compressed on its own, the pack is."""
@@ -327,7 +327,6 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
             cur.execute("DELETE FROM thread_checkpoints WHERE thread = ?", (thread,))
             cur.execute("DELETE FROM thread_writes WHERE thread = ?", (thread,))
             cur.execute("DELETE FROM threads WHERE id = ?", (thread,))
-            self._thread_ids.pop(str(thread_id), None)
 
     def get_next_version(self, current: Any, channel: None = None) -> Any:
         """Integer versions (LangGraph's default); a thread converted from LangGraph's layout goes on
