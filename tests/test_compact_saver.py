@@ -106,3 +106,19 @@ def test_a_changed_dictionary_is_refused_with_what_to_do(monkeypatch):
     assert (
         checkpoint_dictionary.decompress(checkpoint_dictionary.compress(b"channel_values" * 9)) == b"channel_values" * 9
     )
+
+
+@pytest.mark.unit
+def test_a_thread_deleted_by_one_process_and_started_again_by_another_is_one_thread(tmp_path):
+    """Two savers on one file, as the server and `reflexion ask` share the default file."""
+    path = str(tmp_path / "shared.sqlite")
+    server, command = ThreadedSqliteSaver(wal_connection(path)), ThreadedSqliteSaver(wal_connection(path))
+    start = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    first = server.put(start, empty_checkpoint(), {"source": "input", "step": -1}, {})
+    assert command.get_tuple(start).config == first
+    command.delete_thread("t")
+    again = server.put(start, empty_checkpoint(), {"source": "input", "step": -1}, {})
+    server.put_writes(again, [("messages", "after the delete")], "task", "~a")
+    seen = command.get_tuple(start)
+    assert seen.config == again and seen.pending_writes == [("task", "messages", "after the delete")]
+    assert [t.config for t in command.list(start)] == [again]
