@@ -1,33 +1,66 @@
 """A checkpoint file in LangGraph's `SqliteSaver` layout, converted to the compact one on first open.
 
 Files written before the compact saver (`nodes/compact_saver.py`) hold LangGraph's two tables,
-`checkpoints` and `writes`. Their rows are copied as they are stored (no value is decoded, so
-nothing the serializer would read differently can change), a task's write rows becoming one pack,
-and the old tables are dropped, in one transaction: a crash during the conversion leaves the file
-as it was, and the next open converts it again. Threads keep their string channel versions.
+`checkpoints` and `writes`. A task's write rows become one pack, their values copied as they are
+stored (nothing the serializer would read differently can change); each checkpoint is read once to
+turn its channel versions, `SqliteSaver`'s 50-character strings, into the integers the compact saver
+counts with (their leading counter, so each channel's versions keep their order: a thread must not
+mix the two kinds, which LangGraph compares). A checkpoint the serializer cannot read is copied as it
+is, keeping its strings. The old tables are dropped in the same transaction: a crash during the
+conversion leaves the file as it was, and the next open converts it again.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from itertools import groupby
+from typing import Any
+
+from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from reflexion_agents.nodes.compact_saver import pack_writes
 
 LANGGRAPH_TABLES = ("checkpoints", "writes")
 
 
-def has_langgraph_tables(conn: sqlite3.Connection) -> bool:
-    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    return all(table in names for table in LANGGRAPH_TABLES)
+def table_names(conn: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
-def convert_langgraph_tables(conn: sqlite3.Connection) -> int:
+def has_langgraph_tables(tables: set[str]) -> bool:
+    """Whether a file with these tables holds LangGraph's `SqliteSaver` layout."""
+    return all(table in tables for table in LANGGRAPH_TABLES)
+
+
+def integer_versions(checkpoint: dict[str, Any]) -> dict[str, Any]:
+    """`checkpoint` with `SqliteSaver`'s version strings ("00000000000000000000000000000007.0.4784")
+    as their counters (7), in `channel_versions` and in what each node has seen."""
+
+    def counter(version: Any) -> Any:
+        return int(version.split(".")[0]) if isinstance(version, str) else version
+
+    converted = dict(checkpoint)
+    converted["channel_versions"] = {k: counter(v) for k, v in checkpoint.get("channel_versions", {}).items()}
+    converted["versions_seen"] = {
+        node: {k: counter(v) for k, v in seen.items()} for node, seen in checkpoint.get("versions_seen", {}).items()
+    }
+    return converted
+
+
+def _with_integer_versions(serde: SerializerProtocol, kind: str, blob: bytes) -> tuple[str, bytes]:
+    """A stored checkpoint with integer versions, or as it was when the serializer cannot read it."""
+    try:
+        return serde.dumps_typed(integer_versions(serde.loads_typed((kind, blob))))
+    except Exception:
+        return kind, blob
+
+
+def convert_langgraph_tables(conn: sqlite3.Connection, serde: SerializerProtocol) -> int:
     """Copy LangGraph's tables into the compact ones and drop them; the checkpoints copied.
 
-    The caller commits (the saver's `setup`, in the same transaction as its tables)."""
-    if not has_langgraph_tables(conn):
-        return 0
+    The caller holds the transaction (the saver's `setup`) and commits it."""
+    if not has_langgraph_tables(table_names(conn)):
+        return 0  # converted by another process while this one waited for the lock
     threads: dict[str, int] = {}
 
     def thread_of(thread_id: str) -> int:
@@ -44,6 +77,7 @@ def convert_langgraph_tables(conn: sqlite3.Connection) -> int:
         "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata "
         "FROM checkpoints"
     ):
+        kind, blob = _with_integer_versions(serde, str(kind), bytes(blob))
         conn.execute(
             "INSERT OR REPLACE INTO thread_checkpoints (thread, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
             "type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",

@@ -25,7 +25,7 @@ import json
 import random
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
 
@@ -38,6 +38,7 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    DeltaChannelHistory,
     PendingWrite,
     get_checkpoint_id,
     get_checkpoint_metadata,
@@ -47,6 +48,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from reflexion_agents.nodes import checkpoint_dictionary
 from reflexion_agents.nodes.compressed_serde import CompressedSerializer
+from reflexion_agents.schemas.errors import ConfigurationError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (
@@ -136,25 +138,59 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
         """Create the tables (and convert a file in LangGraph's own layout) once."""
         if self.is_setup:
             return
-        from reflexion_agents.nodes.checkpoint_migration import convert_langgraph_tables
+        from reflexion_agents.nodes.checkpoint_migration import (
+            convert_langgraph_tables,
+            has_langgraph_tables,
+            table_names,
+        )
 
         with self.lock:
-            self.conn.executescript(SCHEMA)
-            convert_langgraph_tables(self.conn)
-            self.conn.commit()
+            tables = table_names(self.conn)
+            old_layout = has_langgraph_tables(tables)
+            try:
+                if not {"threads", "thread_checkpoints", "thread_writes"} <= tables:
+                    self.conn.executescript(SCHEMA)  # only when missing: it asks for the write lock
+                if old_layout:
+                    # the write lock before reading (another process may be converting the file: wait for
+                    # it, then find nothing left to convert); the conversion is one transaction
+                    self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as e:
+                if old_layout and "readonly" in str(e):
+                    raise ConfigurationError(
+                        "this checkpoint file is in LangGraph's SqliteSaver layout and read-only: open it "
+                        "once with write access to convert it (its threads are kept), or read it with "
+                        "LangGraph's SqliteSaver"
+                    ) from e
+                raise
+            if old_layout:
+                try:
+                    convert_langgraph_tables(self.conn, self.serde)
+                    self.conn.commit()
+                except BaseException:
+                    self.conn.rollback()
+                    raise
         self.is_setup = True
 
     @contextmanager
     def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
-        """A cursor under the saver's lock; with `transaction`, committed when the block ends."""
+        """A cursor under the saver's lock. With `transaction`, its statements are one transaction that
+        takes SQLite's write lock first (`BEGIN IMMEDIATE`: another process writing the file is waited
+        for, and a read-then-write such as merging a task's writes sees no stale row), committed when
+        the block ends, rolled back if it fails."""
         self.setup()
         with self.lock:
             cur = self.conn.cursor()
             try:
+                if transaction and not self.conn.in_transaction:
+                    cur.execute("BEGIN IMMEDIATE")
                 yield cur
-            finally:
                 if transaction:
                     self.conn.commit()
+            except BaseException:
+                if transaction:
+                    self.conn.rollback()
+                raise
+            finally:
                 cur.close()
 
     def _thread(self, cur: sqlite3.Cursor, thread_id: str, create: bool) -> int | None:
@@ -262,30 +298,41 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         wheres, values = _list_where(config, before)
+        if wheres is None:
+            return  # a `before` that names no checkpoint: nothing is before it (as `SqliteSaver` answers)
         if config is not None:
             with self.cursor(transaction=False) as cur:
                 thread = self._thread(cur, str(config["configurable"]["thread_id"]), create=False)
             if thread is None:
                 return
             wheres, values = ["c.thread = ?", *wheres], [thread, *values]
+        # the keys (and the small metadata, to filter on) first; each checkpoint is read as it is
+        # yielded, so `limit=1` reads one and a long listing holds no blobs
         query = (
-            "SELECT t.thread_id, c.thread, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.type, "
-            "c.checkpoint, c.metadata FROM thread_checkpoints c JOIN threads t ON t.id = c.thread"
+            "SELECT t.thread_id, c.thread, c.checkpoint_ns, c.checkpoint_id, c.metadata "
+            "FROM thread_checkpoints c JOIN threads t ON t.id = c.thread"
             + (" WHERE " + " AND ".join(wheres) if wheres else "")
             + " ORDER BY c.checkpoint_id DESC"
+            + (" LIMIT ?" if limit is not None and not filter else "")
         )
         with self.cursor(transaction=False) as cur:
-            rows = cur.execute(query, values).fetchall()
+            keys = cur.execute(query, [*values, *([limit] if limit is not None and not filter else [])]).fetchall()
         listed = 0
-        for thread_id, thread, checkpoint_ns, *row in rows:
+        for thread_id, thread, checkpoint_ns, checkpoint_id, metadata in keys:
             if limit is not None and listed >= limit:
                 return
-            if filter and not _matches(row[4], filter):
+            if filter and not _matches(metadata, filter):
                 continue
             with self.cursor(transaction=False) as cur:
-                found = self._tuple(cur, thread_id, thread, checkpoint_ns, tuple(row))
-            listed += 1
-            yield found
+                row = cur.execute(
+                    "SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM thread_checkpoints "
+                    "WHERE thread = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    (thread, checkpoint_ns, checkpoint_id),
+                ).fetchone()
+                found = None if row is None else self._tuple(cur, thread_id, thread, checkpoint_ns, row)
+            if found is not None:  # None: deleted since the keys were read
+                listed += 1
+                yield found
 
     def _tuple(
         self, cur: sqlite3.Cursor, thread_id: str, thread: int, checkpoint_ns: str, row: tuple[Any, ...]
@@ -328,9 +375,41 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
             cur.execute("DELETE FROM thread_writes WHERE thread = ?", (thread,))
             cur.execute("DELETE FROM threads WHERE id = ?", (thread,))
 
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """LangGraph's walk up the parent chain (`BaseCheckpointSaver`'s, whose contract this keeps),
+        stopping at a checkpoint it has seen: a checkpoint put again under a descendant's config makes
+        the chain a loop, and the walk would never end (LangGraph's `SqliteSaver` guards it too)."""
+        if not channels:
+            return {}
+        collected: dict[str, builtins.list[PendingWrite]] = {c: [] for c in channels}
+        seeds: dict[str, Any] = {}
+        target = self.get_tuple(config)
+        remaining, seen = set(channels), {target.config["configurable"]["checkpoint_id"]} if target else set()
+        parent = target.parent_config if target else None
+        while parent is not None and remaining:
+            found = self.get_tuple(parent)
+            if found is None or (key := found.config["configurable"]["checkpoint_id"]) in seen:
+                break
+            seen.add(key)
+            for write in reversed(found.pending_writes or []):
+                if write[1] in remaining:
+                    collected[write[1]].append(write)
+            for channel in [c for c in remaining if c in found.checkpoint["channel_values"]]:
+                seeds[channel] = found.checkpoint["channel_values"][channel]
+                remaining.discard(channel)
+            parent = found.parent_config
+        history: dict[str, DeltaChannelHistory] = {}
+        for channel in channels:
+            history[channel] = {"writes": builtins.list(reversed(collected[channel]))}
+            if channel in seeds:
+                history[channel]["seed"] = seeds[channel]
+        return history
+
     def get_next_version(self, current: Any, channel: None = None) -> Any:
-        """Integer versions (LangGraph's default); a thread converted from LangGraph's layout goes on
-        with `SqliteSaver`'s strings, so versions within a thread stay comparable."""
+        """Integer versions (LangGraph's default; a converted file's are turned into integers too). A
+        string goes on as `SqliteSaver`'s strings, so a channel's versions stay comparable."""
         if current is None:
             return 1
         if isinstance(current, str):
@@ -338,8 +417,9 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
         return int(current) + 1
 
 
-def _list_where(config: RunnableConfig | None, before: RunnableConfig | None) -> tuple[list[str], list[Any]]:
-    """`list`'s SQL conditions on the namespace, the checkpoint and `before` (the thread apart)."""
+def _list_where(config: RunnableConfig | None, before: RunnableConfig | None) -> tuple[list[str] | None, list[Any]]:
+    """`list`'s SQL conditions on the namespace, the checkpoint and `before` (the thread apart); None
+    when `before` names no checkpoint."""
     wheres: list[str] = []
     values: list[Any] = []
     if config is not None:
@@ -349,13 +429,25 @@ def _list_where(config: RunnableConfig | None, before: RunnableConfig | None) ->
         if checkpoint_id := get_checkpoint_id(config):
             wheres.append("c.checkpoint_id = ?")
             values.append(checkpoint_id)
-    if before is not None and (before_id := get_checkpoint_id(before)):
+    if before is not None:
+        if not (before_id := get_checkpoint_id(before)):
+            return None, []
         wheres.append("c.checkpoint_id < ?")
         values.append(before_id)
     return wheres, values
 
 
 def _matches(stored_metadata: bytes | None, filter: dict[str, Any]) -> bool:
-    """Whether a checkpoint's stored metadata has every key of `filter` with its value."""
+    """Whether a checkpoint's stored metadata matches `filter` as `SqliteSaver`'s SQL does: a dotted key
+    reads a nested value, and None matches a value that is null or missing."""
     metadata = loaded_json(stored_metadata)
-    return all(key in metadata and metadata[key] == value for key, value in filter.items())
+
+    def value_at(path: str) -> Any:
+        found: Any = metadata
+        for part in path.split("."):
+            if not isinstance(found, dict) or part not in found:
+                return None
+            found = found[part]
+        return found
+
+    return all(value_at(key) == value for key, value in filter.items())

@@ -16,6 +16,7 @@ from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
 from reflexion_agents.nodes import checkpoint_dictionary
 from reflexion_agents.nodes.checkpoints import ThreadedSqliteSaver, wal_connection
 from reflexion_agents.nodes.models import ScriptedChatModel
+from reflexion_agents.schemas.errors import ConfigurationError
 from tests.helpers import EMPTY_QUERY, TOM_HANKS_QUERY, draft, keep, revise
 
 
@@ -122,3 +123,59 @@ def test_a_thread_deleted_by_one_process_and_started_again_by_another_is_one_thr
     seen = command.get_tuple(start)
     assert seen.config == again and seen.pending_writes == [("task", "messages", "after the delete")]
     assert [t.config for t in command.list(start)] == [again]
+
+
+@pytest.mark.unit
+def test_listing_filters_and_limits_as_langgraphs_saver_does(tmp_path):
+    """The same checkpoints put into LangGraph's `SqliteSaver` and into ours list the same way."""
+    ours = ThreadedSqliteSaver(wal_connection(str(tmp_path / "ours.sqlite")))
+    theirs = SqliteSaver(sqlite3.connect(tmp_path / "theirs.sqlite", check_same_thread=False))
+    listings = []
+    for saver in (ours, theirs):
+        config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+        for step, run in enumerate([{"user": "ann"}, {"user": "bob"}, None, {"user": "ann", "n": 2}]):
+            metadata = {"source": "loop", "step": step, **({"run": run} if run else {}), "error": None}
+            checkpoint = {**empty_checkpoint(), "id": f"1f000000-0000-6000-8000-00000000000{step}"}
+            config = saver.put(config, checkpoint, metadata, {})
+        listed = []
+        for kwargs in [
+            {"filter": {"run.user": "ann"}},
+            {"filter": {"run": None}},
+            {"filter": {"error": None, "step": 1}},
+            {"filter": {"run": {"user": "bob"}}},
+            {"limit": 2},
+            {"filter": {"source": "loop"}, "limit": 3},
+            {"before": config, "limit": 2},
+            {"before": {"configurable": {}}},
+        ]:
+            found = saver.list({"configurable": {"thread_id": "t"}}, **kwargs)
+            listed.append([t.config["configurable"]["checkpoint_id"][-1] for t in found])
+        listings.append(listed)
+    assert listings[0] == listings[1]
+    assert listings[0][0] == ["3", "0"] and listings[0][4] == ["3", "2"]
+
+
+@pytest.mark.unit
+def test_a_parent_chain_that_loops_ends_the_history_walk(tmp_path):
+    """A checkpoint put again under a descendant's config makes its parents a loop; a resumed thread's
+    growing lists are rebuilt by walking them (`get_delta_channel_history`), which must end."""
+    saver = ThreadedSqliteSaver(wal_connection(str(tmp_path / "t.sqlite")))
+    start = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    first = {**empty_checkpoint(), "id": "1f000000-0000-6000-8000-000000000001"}
+    one = saver.put(start, first, {"step": 0}, {})
+    saver.put_writes(one, [("messages", "w1")], "task", "~a")
+    two = saver.put(one, {**empty_checkpoint(), "id": "1f000000-0000-6000-8000-000000000002"}, {"step": 1}, {})
+    saver.put(two, first, {"step": 2}, {})  # the first again, now under the second: a loop
+    history = saver.get_delta_channel_history(config=two, channels=["messages"])
+    assert history == {"messages": {"writes": [("task", "messages", "w1")]}}
+
+
+@pytest.mark.unit
+def test_a_read_only_file_in_langgraphs_layout_is_refused_with_what_to_do(tmp_path):
+    path = tmp_path / "old.sqlite"
+    theirs = SqliteSaver(sqlite3.connect(path, check_same_thread=False))
+    theirs.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, empty_checkpoint(), {}, {})
+    theirs.conn.close()
+    read_only = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    with pytest.raises(ConfigurationError, match="open it once with write access to convert it"):
+        ThreadedSqliteSaver(read_only).get_tuple({"configurable": {"thread_id": "t"}})
