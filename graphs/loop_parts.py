@@ -108,6 +108,11 @@ class LoopParts:
     tool_results_in_prompt: int | None = None
 
     def recursion_limit(self, steps: int | None = None) -> int:
-        """Each step is execute_tool + revise; the draft and a margin come on top. A resumed run may have
-        recorded more steps than the ceiling: its limit is the run's (`steps`)."""
-        return 2 * max(self.max_steps_ceiling, steps or 0) + 5
+        return loop_recursion_limit(self.max_steps_ceiling, steps)
+
+
+def loop_recursion_limit(max_steps_ceiling: int, steps: int | None = None) -> int:
+    """LangGraph's recursion limit for a loop: each step is execute_tool + revise; the draft and a
+    margin come on top. A resumed run may have recorded more steps than the ceiling: its limit is the
+    run's (`steps`)."""
+    return 2 * max(max_steps_ceiling, steps or 0) + 5

@@ -15,6 +15,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.graph.state import CompiledStateGraph
 
 from reflexion_agents.graphs.loop_nodes import build_loop_graph, built_in_hooks
+from reflexion_agents.graphs.loop_parts import loop_recursion_limit
 from reflexion_agents.nodes.models.wire import without_surrogates
 from reflexion_agents.schemas.errors import ConfigurationError
 
@@ -54,6 +55,7 @@ class LoopTarget:
 
     def __init__(self, agent: AgentLoop[Any]) -> None:
         self.agent = agent
+        self._ceiling: int | None = None
 
     @property
     def checkpointer(self) -> Any:
@@ -75,7 +77,11 @@ class LoopTarget:
         return question_input(self.agent, question)
 
     def recursion_limit(self, steps: int | None = None) -> int:
-        return self.agent.parts().recursion_limit(steps)
+        """The run's recursion limit, from the agent's step ceiling: read from its parts once (they are
+        built from its rules, which an agent makes once), not rebuilt at every run."""
+        if self._ceiling is None:
+            self._ceiling = self.agent.parts().max_steps_ceiling
+        return loop_recursion_limit(self._ceiling, steps)
 
     def result_of(self, state: dict[str, Any]) -> Any:
         return self.agent._parse_final_result(state)  # type: ignore[arg-type]
