@@ -366,6 +366,16 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
         writes.sort(key=lambda w: writes_sort_key(w[0], w[1], w[2]))
         return [(task, channel, self.serde.loads_typed((kind, value))) for _, task, _, channel, kind, value in writes]
 
+    def thread_ids(self) -> builtins.list[str]:
+        """Every thread with a checkpoint, the one checkpointed last first: what `reflexion threads`
+        lists, found from the keys alone (listing every checkpoint reads them all)."""
+        with self.cursor(transaction=False) as cur:
+            rows = cur.execute(
+                "SELECT t.thread_id FROM threads t JOIN thread_checkpoints c ON c.thread = t.id "
+                "WHERE c.checkpoint_ns = '' GROUP BY t.id ORDER BY max(c.checkpoint_id) DESC"
+            ).fetchall()
+        return [row[0] for row in rows]
+
     def delete_thread(self, thread_id: str) -> None:
         with self.cursor() as cur:
             thread = self._thread(cur, str(thread_id), create=False)

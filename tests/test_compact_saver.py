@@ -179,3 +179,24 @@ def test_a_read_only_file_in_langgraphs_layout_is_refused_with_what_to_do(tmp_pa
     read_only = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
     with pytest.raises(ConfigurationError, match="open it once with write access to convert it"):
         ThreadedSqliteSaver(read_only).get_tuple({"configurable": {"thread_id": "t"}})
+
+
+@pytest.mark.unit
+def test_threads_are_listed_from_their_keys_as_the_generic_listing_finds_them(tmp_path):
+    """`reflexion threads` asks the saver for its threads (newest first) instead of reading every
+    checkpoint; what it lists is what walking every checkpoint finds."""
+    from reflexion_agents.graphs.cli.threads import newest
+
+    saver = ThreadedSqliteSaver(wal_connection(str(tmp_path / "t.sqlite")))
+    configs = {name: {"configurable": {"thread_id": name, "checkpoint_ns": ""}} for name in ("a", "b", "c")}
+    for step, name in enumerate(["a", "b", "a", "c", "b", "a"]):  # b ends before a, c in between
+        checkpoint = {**empty_checkpoint(), "id": f"1f000000-0000-6000-8000-00000000000{step}"}
+        checkpoint["channel_values"] = {"question": f"{name}?", "stop_reason": "score_threshold"}
+        configs[name] = saver.put(configs[name], checkpoint, {"step": step}, {})
+    saver.put({"configurable": {"thread_id": "d", "checkpoint_ns": "sub:1"}}, empty_checkpoint(), {}, {})
+
+    class EveryCheckpoint:  # the saver API alone, as PostgreSQL's and memory's savers offer it
+        list = saver.list
+
+    assert [t["thread_id"] for t in newest(saver)] == ["a", "b", "c"]
+    assert newest(saver) == newest(EveryCheckpoint()) and newest(saver, 1)[0]["question"] == "a?"

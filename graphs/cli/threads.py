@@ -58,7 +58,13 @@ def summary(saved: Any) -> dict[str, Any]:
 
 
 def newest(saver: Any, limit: int | None = None) -> list[dict[str, Any]]:
-    """The threads, newest first: the first checkpoint seen of each thread is its newest."""
+    """The threads, newest first: the first checkpoint seen of each thread is its newest. A saver that
+    lists its threads (the default SQLite one: `thread_ids`) is asked for them, and only their newest
+    checkpoints are read."""
+    if callable(getattr(saver, "thread_ids", None)):
+        ids = saver.thread_ids()[:limit] if limit else saver.thread_ids()
+        found = (saver.get_tuple({"configurable": {"thread_id": thread_id}}) for thread_id in ids)
+        return [summary(saved) for saved in found if saved is not None]
     seen: dict[str, dict[str, Any]] = {}
     for saved in saver.list(None):
         configurable = saved.config["configurable"]
