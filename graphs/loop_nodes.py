@@ -73,11 +73,18 @@ class SyncAndAsyncNode(Runnable[Any, Any]):
         return await self.afunc(input, get_runtime())
 
 
+#: Runs whose later nodes' settings are remembered (more than run at once in `reflexion eval`).
+SETTINGS_KEPT = 256
+
+
 class LoopNodes:
     """The nodes of one agent's loop."""
 
     def __init__(self, parts: LoopParts) -> None:
         self.parts = parts
+        #: Settings of the later nodes of recent runs, by (what the run stored, this invocation's context):
+        #: both are the same objects at every node of a run, and the settings a pure function of them.
+        self._later_settings: dict[tuple[int, int], tuple[Any, Any, RunSettings]] = {}
 
     def prompt_view(self, state: ReflexionState) -> list[BaseMessage]:
         """The memory as the model sees it: older tool results shortened when `tool_results_in_prompt` is set."""
@@ -213,14 +220,18 @@ class LoopNodes:
         """This node's run settings: at the first node, those the run starts with (kept in the state,
         so a resumed run keeps its settings and limits whoever resumes it: `nodes.run_limits`);
         later, those it started with under what this invocation's context lowers."""
-        parts = self.parts
-        return run_settings(
-            state.get("run_context"),
-            runtime.context,
-            schema=parts.context_schema,
-            limits=parts.limits,
-            graph=parts.name if starts else None,
-        )
+        parts, stored, given = self.parts, state.get("run_context"), runtime.context
+        if starts:
+            return run_settings(stored, given, schema=parts.context_schema, limits=parts.limits, graph=parts.name)
+        key = (id(stored), id(given))
+        hit = self._later_settings.get(key)
+        if hit is not None and hit[0] is stored and hit[1] is given:  # the ids were not reused
+            return hit[2]
+        run = run_settings(stored, given, schema=parts.context_schema, limits=parts.limits)
+        if len(self._later_settings) >= SETTINGS_KEPT:
+            self._later_settings.pop(next(iter(self._later_settings)), None)
+        self._later_settings[key] = (stored, given, run)
+        return run
 
     def in_run(
         self, name: str, node: NodeBody, anode: NodeBody, choose: Callable[[Any], Any] | None = None

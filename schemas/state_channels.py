@@ -107,10 +107,22 @@ def state_after(state: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str
     step's one new outcome or message for the whole list."""
     after = {**state, **update}
     if "messages" in update:
-        after["messages"] = merged_messages(state.get("messages"), [update["messages"]])
+        after["messages"] = _previewed_messages(state.get("messages"), update["messages"])
     if "outcomes" in update:
         after["outcomes"] = merged_outcomes(state.get("outcomes"), [update["outcomes"]])
     return after
+
+
+def _previewed_messages(held: Sequence[BaseMessage] | None, write: Any) -> list[BaseMessage]:
+    """The messages after `write`, for a node to read before LangGraph applies it: new whole messages
+    (a node's usual write) are appended as they are, with or without ids. Giving them ids here, as the
+    reducer does, would be wasted: LangGraph gives each message of the write its id as it applies it."""
+    if isinstance(write, list) and all(
+        isinstance(m, BaseMessage) and not isinstance(m, (BaseMessageChunk, RemoveMessage)) and not m.id
+        for m in write
+    ):
+        return [*(held or []), *write]
+    return merged_messages(held, [write])
 
 
 GROWING = ("messages", "outcomes")
