@@ -118,8 +118,7 @@ def _previewed_messages(held: Sequence[BaseMessage] | None, write: Any) -> list[
     (a node's usual write) are appended as they are, with or without ids. Giving them ids here, as the
     reducer does, would be wasted: LangGraph gives each message of the write its id as it applies it."""
     if isinstance(write, list) and all(
-        isinstance(m, BaseMessage) and not isinstance(m, (BaseMessageChunk, RemoveMessage)) and not m.id
-        for m in write
+        isinstance(m, BaseMessage) and not isinstance(m, (BaseMessageChunk, RemoveMessage)) and not m.id for m in write
     ):
         return [*(held or []), *write]
     return merged_messages(held, [write])
