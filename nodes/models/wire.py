@@ -112,9 +112,12 @@ def _encodes(message: BaseMessage) -> bool:
     Messages are not changed once made, so one that passed once passes again."""
     if _clean_messages.get(id(message)) is message:
         return True
+    # text fields at C speed (a tool result's rows are most of what a run sends); the rest as JSON
     fields = [getattr(message, f, None) for f in _MESSAGE_FIELDS]
+    nested = [f for f in fields if f and not (isinstance(f, str) and (f.isascii() or not LONE_SURROGATE.search(f)))]
     try:
-        json.dumps(fields, ensure_ascii=False, default=str).encode("utf-8")
+        if nested:
+            json.dumps(nested, ensure_ascii=False, default=str).encode("utf-8")
     except (UnicodeEncodeError, RecursionError):  # a field nested too deep is checked the slow way
         return False
     _clean_messages[id(message)] = message
