@@ -9,6 +9,8 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -43,3 +45,38 @@ def test_the_licence_is_the_one_pyproject_names_and_the_server_reads_dot_env():
     assert license_name == "MIT" and (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
     assert json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))["env"] == ".env"
     assert ".env" in (ROOT / ".gitignore").read_text(encoding="utf-8").split()
+
+
+@pytest.mark.integration
+def test_the_wheel_carries_every_file_of_the_package_folders(tmp_path):
+    """A user who installs the wheel gets what the package reads beside its code: the checkpoint
+    compression dictionary (without it no thread can be saved or read), the demo graphs, the web
+    page. The wheel is built as pip builds it, and compared with the files git keeps in the folders."""
+    import subprocess
+    import sys
+    import zipfile
+
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = tmp_path.glob("reflexion_agents-*.whl")
+    packed = set(zipfile.ZipFile(wheel).namelist())
+    kept = subprocess.run(
+        ["git", "ls-files", "graphs", "nodes", "schemas"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert kept and "nodes/checkpoint_dictionary_1.zdict" in kept
+    assert [f for f in kept if f"reflexion_agents/{f}" not in packed] == []
