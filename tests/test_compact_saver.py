@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
+from typing import Annotated
 
 import pytest
+from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
+from typing_extensions import NotRequired, TypedDict
 
 from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
 from reflexion_agents.nodes import checkpoint_dictionary
@@ -200,3 +205,41 @@ def test_threads_are_listed_from_their_keys_as_the_generic_listing_finds_them(tm
 
     assert [t["thread_id"] for t in newest(saver)] == ["a", "b", "c"]
     assert newest(saver) == newest(EveryCheckpoint()) and newest(saver, 1)[0]["question"] == "a?"
+
+
+class _Forked(TypedDict):
+    x: int
+    m: NotRequired[Annotated[list, DeltaChannel(lambda held, writes: [*(held or []), *(i for w in writes for i in w)])]]
+
+
+def _forked_graph(saver):
+    """Two nodes at once, one pausing: its sibling's write to a growing list waits with no version yet."""
+    graph = StateGraph(_Forked)
+    graph.add_node("a", lambda state: {"m": ["from a"]})
+    graph.add_node("b", lambda state: {"x": interrupt("ask")})
+    graph.add_edge(START, "a")
+    graph.add_edge(START, "b")
+    graph.add_edge("a", END)
+    graph.add_edge("b", END)
+    return graph.compile(checkpointer=saver)
+
+
+@pytest.mark.unit
+def test_a_converted_thread_counts_versions_one_way_and_can_be_edited(tmp_path):
+    """LangGraph compares a channel's versions; a converted thread's are integers like its new ones, so
+    editing its state (which versions a growing list for the first time) works as on LangGraph's saver."""
+    path, config = tmp_path / "old.sqlite", {"configurable": {"thread_id": "t"}}
+    theirs = SqliteSaver(sqlite3.connect(path, check_same_thread=False))
+    _forked_graph(theirs).invoke({"x": 0}, config)
+    assert all(isinstance(v, str) for v in theirs.get_tuple(config).checkpoint["channel_versions"].values())
+    theirs.conn.close()
+    ours = ThreadedSqliteSaver(wal_connection(str(path)))
+    assert all(isinstance(v, int) for v in ours.get_tuple(config).checkpoint["channel_versions"].values())
+    graph = _forked_graph(ours)
+    graph.update_state(config, {"x": 5}, as_node="b")
+    # the same on LangGraph's saver throughout
+    reference = _forked_graph(SqliteSaver(sqlite3.connect(tmp_path / "ref.sqlite", check_same_thread=False)))
+    reference.invoke({"x": 0}, config)
+    reference.update_state(config, {"x": 5}, as_node="b")
+    assert graph.get_state(config).values == reference.get_state(config).values
+    assert graph.get_state(config).values["x"] == 5
