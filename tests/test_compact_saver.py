@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
-from typing import Annotated
+from typing import Annotated, NotRequired
 
 import pytest
 from langgraph.channels.delta import DeltaChannel
@@ -15,7 +15,7 @@ from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
 from reflexion_agents.nodes import checkpoint_dictionary
