@@ -28,7 +28,8 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from benchmarks.harness import scratch_database
 from reflexion_agents.graphs import registry
-from reflexion_agents.nodes.compact_saver import CompactSqliteSaver, unpack_writes
+from reflexion_agents.nodes.checkpoint_rows import unpack_writes
+from reflexion_agents.nodes.compact_saver import CompactSqliteSaver
 from reflexion_agents.nodes.evaluation.dataset import load_dataset
 from reflexion_agents.nodes.evaluation.gold import run_gold
 from reflexion_agents.nodes.evaluation.oracle import scoring

@@ -18,7 +18,7 @@ from typing import Any
 
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from reflexion_agents.nodes.compact_saver import pack_writes
+from reflexion_agents.nodes.checkpoint_rows import pack_writes
 
 LANGGRAPH_TABLES = ("checkpoints", "writes")
 

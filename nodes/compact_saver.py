@@ -6,10 +6,11 @@ made 80 such rows, whose keys alone outweighed what they held. Its channel versi
 50-character strings written for every channel into every checkpoint. Here:
 
 - a thread's id is stored once (`threads`), rows name it by a small integer;
-- the writes a task makes at one step are one row (`writes.pack`), compressed together, so a step's
-  tool result and the outcome that repeats it compress as one text;
-- channel versions are integers (LangGraph's own default), except in a thread that began in
-  LangGraph's layout, which keeps its string versions.
+- the writes a task makes at one step are one row (`thread_writes.pack`, `nodes/checkpoint_rows.py`),
+  compressed together, so a step's tool result and the outcome that repeats it compress as one text;
+- rows are compressed with zstd and a dictionary trained on the library's own checkpoints
+  (`nodes/checkpoint_dictionary.py`): a checkpoint is too small for a compressor to learn much from;
+- channel versions are integers (LangGraph's own default; a converted file's are made integers too).
 
 Everything else is LangGraph's contract as `SqliteSaver` keeps it: `put_writes` keeps the first
 write of a task to a regular channel and the last to a special one (an interrupt, an error), pending
@@ -21,7 +22,6 @@ LangGraph's layout is converted on first open (`nodes/checkpoint_migration.py`).
 from __future__ import annotations
 
 import builtins
-import json
 import random
 import sqlite3
 import threading
@@ -29,7 +29,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
 
-import ormsgpack
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -46,7 +45,15 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from reflexion_agents.nodes import checkpoint_dictionary
+from reflexion_agents.nodes.checkpoint_rows import (
+    list_where,
+    loaded_json,
+    merged_writes,
+    metadata_matches,
+    pack_writes,
+    stored_json,
+    unpack_writes,
+)
 from reflexion_agents.nodes.compressed_serde import CompressedSerializer
 from reflexion_agents.schemas.errors import ConfigurationError
 
@@ -75,49 +82,6 @@ CREATE TABLE IF NOT EXISTS thread_writes (
     PRIMARY KEY (thread, checkpoint_ns, checkpoint_id, task_id)
 );
 """
-
-_PLAIN, _DICTIONARY = b"p", b"d"  # the first byte of a pack: stored as it is, or zstd with the dictionary
-
-#: One stored write: its index in the task's writes (or its special channel's fixed index), its
-#: channel, and its value as the serializer gave it.
-PackedWrite = tuple[int, str, str, bytes]
-
-
-def pack_writes(writes: Sequence[PackedWrite], compressed: bool = True) -> bytes:
-    """A task's writes as one blob: msgpack, compressed (`nodes/checkpoint_dictionary.py`) when that
-    makes it smaller."""
-    data = ormsgpack.packb([list(w) for w in writes])
-    packed = checkpoint_dictionary.compress(data) if compressed else data
-    return _DICTIONARY + packed if len(packed) < len(data) else _PLAIN + data
-
-
-def unpack_writes(blob: bytes) -> list[PackedWrite]:
-    data = checkpoint_dictionary.decompress(blob[1:]) if blob[:1] == _DICTIONARY else blob[1:]
-    return [(int(i), str(c), str(t), bytes(v)) for i, c, t, v in ormsgpack.unpackb(data)]
-
-
-def stored_json(metadata: Any, compressed: bool = True) -> bytes:
-    """A checkpoint's metadata as stored: JSON (as `SqliteSaver` keeps it), compressed when that is smaller."""
-    data = json.dumps(metadata, ensure_ascii=False).encode("utf-8", "ignore")
-    packed = checkpoint_dictionary.compress(data) if compressed else data
-    return packed if len(packed) < len(data) else data
-
-
-def loaded_json(stored: bytes | None) -> Any:
-    """Stored metadata read back: JSON, or a zstd frame of JSON (told apart by the frame's magic number)."""
-    if stored is None:
-        return {}
-    return json.loads(checkpoint_dictionary.decompress(stored) if checkpoint_dictionary.is_frame(stored) else stored)
-
-
-def merged_writes(stored: list[PackedWrite], new: list[PackedWrite], replace: bool) -> list[PackedWrite]:
-    """`new` added to a task's `stored` writes as `SqliteSaver` adds rows: a write whose index is taken
-    replaces the stored one when every new write is to a special channel, else it is dropped."""
-    by_index = {w[0]: w for w in stored}
-    for write in new:
-        if replace or write[0] not in by_index:
-            by_index[write[0]] = write
-    return sorted(by_index.values(), key=lambda w: w[0])
 
 
 class CompactSqliteSaver(BaseCheckpointSaver[Any]):
@@ -297,7 +261,7 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
-        wheres, values = _list_where(config, before)
+        wheres, values = list_where(config, before)
         if wheres is None:
             return  # a `before` that names no checkpoint: nothing is before it (as `SqliteSaver` answers)
         if config is not None:
@@ -321,7 +285,7 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
         for thread_id, thread, checkpoint_ns, checkpoint_id, metadata in keys:
             if limit is not None and listed >= limit:
                 return
-            if filter and not _matches(metadata, filter):
+            if filter and not metadata_matches(metadata, filter):
                 continue
             with self.cursor(transaction=False) as cur:
                 row = cur.execute(
@@ -425,39 +389,3 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
         if isinstance(current, str):
             return f"{int(current.split('.')[0]) + 1:032}.{random.random():016}"
         return int(current) + 1
-
-
-def _list_where(config: RunnableConfig | None, before: RunnableConfig | None) -> tuple[list[str] | None, list[Any]]:
-    """`list`'s SQL conditions on the namespace, the checkpoint and `before` (the thread apart); None
-    when `before` names no checkpoint."""
-    wheres: list[str] = []
-    values: list[Any] = []
-    if config is not None:
-        if (checkpoint_ns := config["configurable"].get("checkpoint_ns")) is not None:
-            wheres.append("c.checkpoint_ns = ?")
-            values.append(checkpoint_ns)
-        if checkpoint_id := get_checkpoint_id(config):
-            wheres.append("c.checkpoint_id = ?")
-            values.append(checkpoint_id)
-    if before is not None:
-        if not (before_id := get_checkpoint_id(before)):
-            return None, []
-        wheres.append("c.checkpoint_id < ?")
-        values.append(before_id)
-    return wheres, values
-
-
-def _matches(stored_metadata: bytes | None, filter: dict[str, Any]) -> bool:
-    """Whether a checkpoint's stored metadata matches `filter` as `SqliteSaver`'s SQL does: a dotted key
-    reads a nested value, and None matches a value that is null or missing."""
-    metadata = loaded_json(stored_metadata)
-
-    def value_at(path: str) -> Any:
-        found: Any = metadata
-        for part in path.split("."):
-            if not isinstance(found, dict) or part not in found:
-                return None
-            found = found[part]
-        return found
-
-    return all(value_at(key) == value for key, value in filter.items())
