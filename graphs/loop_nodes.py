@@ -12,6 +12,7 @@ agents is only their parts (`graphs.loop_parts.LoopParts`), and the labels on th
 from __future__ import annotations
 
 import asyncio
+import threading
 import uuid
 from collections.abc import Callable
 from typing import Any, Literal
@@ -85,6 +86,7 @@ class LoopNodes:
         #: Settings of the later nodes of recent runs, by (what the run stored, this invocation's context):
         #: both are the same objects at every node of a run, and the settings a pure function of them.
         self._later_settings: dict[tuple[int, int], tuple[Any, Any, RunSettings]] = {}
+        self._later_settings_lock = threading.Lock()  # runs in several threads share an agent
 
     def prompt_view(self, state: ReflexionState) -> list[BaseMessage]:
         """The memory as the model sees it: older tool results shortened when `tool_results_in_prompt` is set."""
@@ -228,9 +230,10 @@ class LoopNodes:
         if hit is not None and hit[0] is stored and hit[1] is given:  # the ids were not reused
             return hit[2]
         run = run_settings(stored, given, schema=parts.context_schema, limits=parts.limits)
-        if len(self._later_settings) >= SETTINGS_KEPT:
-            self._later_settings.pop(next(iter(self._later_settings)), None)
-        self._later_settings[key] = (stored, given, run)
+        with self._later_settings_lock:
+            while len(self._later_settings) >= SETTINGS_KEPT:  # the oldest run's first
+                del self._later_settings[next(iter(self._later_settings))]
+            self._later_settings[key] = (stored, given, run)
         return run
 
     def in_run(

@@ -114,13 +114,16 @@ def state_after(state: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str
 
 
 def _previewed_messages(held: Sequence[BaseMessage] | None, write: Any) -> list[BaseMessage]:
-    """The messages after `write`, for a node to read before LangGraph applies it: new whole messages
-    (a node's usual write) are appended as they are, with or without ids. Giving them ids here, as the
-    reducer does, would be wasted: LangGraph gives each message of the write its id as it applies it."""
-    if isinstance(write, list) and all(
-        isinstance(m, BaseMessage) and not isinstance(m, (BaseMessageChunk, RemoveMessage)) and not m.id for m in write
-    ):
-        return [*(held or []), *write]
+    """The messages after `write`, for a node to read before LangGraph applies it. Whole messages
+    without an id are given a random one in place, as LangGraph gives them theirs a moment later (it
+    keeps an id a message has): the ids a node's route or a user's hook sees are the ids stored. The
+    reducer would derive ids from their text (and copy them), to be thrown away."""
+    written = [write] if isinstance(write, BaseMessage) else write
+    if isinstance(written, list):
+        for message in written:
+            if isinstance(message, BaseMessage) and not isinstance(message, (BaseMessageChunk, RemoveMessage)):
+                if not message.id:
+                    message.id = str(uuid.uuid4())
     return merged_messages(held, [write])
 
 

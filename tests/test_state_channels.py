@@ -144,3 +144,26 @@ def test_a_graphs_msgpack_allowlist_keeps_the_compression():
     strict = CompressedSerializer(allowed_msgpack_modules=[("datetime", "date")])
     widened = strict.with_msgpack_allowlist([("reflexion_agents.schemas.graphdb", "QueryResult")])
     assert isinstance(widened, CompressedSerializer) and widened is not strict
+
+
+def test_a_hook_sees_the_ids_its_messages_are_stored_with(movies_db, tmp_path):
+    """A biochatter-style `_should_continue` reads the state the revision's update makes; the messages
+    the step added (the tool result, the revision) have the ids the thread then stores, not none."""
+    seen: list[list[str | None]] = []
+
+    class Watching(KGQueryReflexionAgent):
+        def _should_continue(self, state):
+            seen.append([m.id for m in state["messages"]])
+            return super()._should_continue(state)
+
+    model = ScriptedChatModel(
+        replies=[draft(QUERIES[0] % 0), revise(QUERIES[1] % 1, score=2), revise(QUERIES[1] % 1, 9)]
+    )
+    agent = Watching(
+        conversation_factory=lambda: model, database=movies_db, checkpointer=sqlite_checkpointer(tmp_path / "t.sqlite")
+    )
+    result = agent.execute("Which movies did Tom Hanks act in?", thread_id="hooked")
+    stored_ids = [m.id for m in agent.graph.get_state({"configurable": {"thread_id": "hooked"}}).values["messages"]]
+    assert result.steps == 2 and len(seen) == 2
+    assert all(seen_ids and all(seen_ids) for seen_ids in seen)
+    assert seen[-1] == stored_ids[: len(seen[-1])] and len(set(stored_ids)) == len(stored_ids)
