@@ -121,9 +121,9 @@ def _previewed_messages(held: Sequence[BaseMessage] | None, write: Any) -> list[
     written = [write] if isinstance(write, BaseMessage) else write
     if isinstance(written, list):
         for message in written:
-            if isinstance(message, BaseMessage) and not isinstance(message, (BaseMessageChunk, RemoveMessage)):
-                if not message.id:
-                    message.id = str(uuid.uuid4())
+            whole = isinstance(message, BaseMessage) and not isinstance(message, (BaseMessageChunk, RemoveMessage))
+            if whole and not message.id:
+                message.id = str(uuid.uuid4())
     return merged_messages(held, [write])
 
 
