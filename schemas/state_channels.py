@@ -119,12 +119,15 @@ def _previewed_messages(held: Sequence[BaseMessage] | None, write: Any) -> list[
     keeps an id a message has): the ids a node's route or a user's hook sees are the ids stored. The
     reducer would derive ids from their text (and copy them), to be thrown away."""
     written = [write] if isinstance(write, BaseMessage) else write
-    if isinstance(written, list):
-        for message in written:
-            whole = isinstance(message, BaseMessage) and not isinstance(message, (BaseMessageChunk, RemoveMessage))
-            if whole and not message.id:
-                message.id = str(uuid.uuid4())
-    return merged_messages(held, [write])
+    if not isinstance(written, list):
+        return merged_messages(held, [write])
+    fresh = True  # every message whole and without an id: new by construction, appended as they are
+    for message in written:
+        whole = isinstance(message, BaseMessage) and not isinstance(message, (BaseMessageChunk, RemoveMessage))
+        fresh = fresh and whole and not message.id
+        if whole and not message.id:
+            message.id = str(uuid.uuid4())
+    return [*(held or []), *written] if fresh and written else merged_messages(held, [write])
 
 
 GROWING = ("messages", "outcomes")
