@@ -44,19 +44,20 @@ QUERIES = [
 ]
 
 
-def stored_bytes(path: Path) -> tuple[int, int, int]:
-    """(the file's bytes, the checkpoints' bytes, the writes' bytes), the write-ahead log folded in."""
+def file_bytes(path: Path) -> int:
+    """The SQLite file's bytes, its write-ahead log folded in."""
     with sqlite3.connect(path) as connection:
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return path.stat().st_size
+
+
+def stored_bytes(path: Path) -> tuple[int, int, int]:
+    """(the file's bytes, the checkpoints' bytes, the writes' bytes)."""
+    size = file_bytes(path)
+    with sqlite3.connect(path) as connection:
         checkpoints = connection.execute("SELECT sum(length(checkpoint) + length(metadata)) FROM thread_checkpoints")
         writes = connection.execute("SELECT sum(length(pack)) FROM thread_writes")
-        return path.stat().st_size, int(checkpoints.fetchone()[0] or 0), int(writes.fetchone()[0] or 0)
-
-
-def langgraph_file_kb(path: Path) -> float:
-    with sqlite3.connect(path) as connection:
-        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return path.stat().st_size / 1024
+        return size, int(checkpoints.fetchone()[0] or 0), int(writes.fetchone()[0] or 0)
 
 
 def run_questions(db: object, checkpointer: object, iterations: int, questions: int) -> None:
@@ -82,9 +83,9 @@ def langgraph_layout_kb(db: object, folder: Path, iterations: int, questions: in
     path = folder / f"langgraph-{iterations}.sqlite"
     saver = SqliteSaver(wal_connection(str(path)), serde=CompressedSerializer())
     saver.setup()
-    empty = langgraph_file_kb(path)
+    empty = file_bytes(path)
     run_questions(db, saver, iterations, questions)
-    return (langgraph_file_kb(path) - empty) / questions
+    return (file_bytes(path) - empty) / questions / 1024
 
 
 def measure(db: object, folder: Path, iterations: int, questions: int) -> tuple[float, float, float]:

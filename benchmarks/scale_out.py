@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+import shutil
 import statistics
-import subprocess
 import tempfile
 import threading
 import time
@@ -27,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness import ServingCommand, machine, movies_database, result_line
-from benchmarks.server_throughput import QUESTION, Server, free_port, slow_model
+from benchmarks.server_throughput import QUESTION, Server, served_env, slow_model
 from reflexion_agents.graphs.cli.serve import DEFAULT_JOBS, DEFAULT_SCALE_JOBS
+from reflexion_agents.nodes.graphdb.embedded import free_port
 from tests.openai_stub import OpenAIStub
 
 TARGET = 1.5
@@ -54,7 +54,7 @@ class Scaled:
 
     def __exit__(self, *exc: Any) -> None:
         self.serving.stop()
-        subprocess.run(["rm", "-rf", str(self.folder)], check=False)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def spread_over(urls: list[str], clients: int, runs: int) -> tuple[float, float]:
@@ -101,13 +101,7 @@ def main() -> None:
         raise SystemExit("make scale-env first: the scale-out runtime lives in .venv-scale")
     rows: dict[str, tuple[float, float]] = {}
     with movies_database() as db, OpenAIStub(slow_model(args.latency)) as stub:
-        env = {
-            **os.environ,
-            "OPENAI_BASE_URL": stub.base_url,
-            "OPENAI_API_KEY": "not-needed",
-            "REFLEXION_DATABASE_URL": f"falkordb://{db.host}:{db.port}",
-            "REFLEXION_GRAPH": db.graph_name,
-        }
+        env = served_env(stub, db)
         for processes in (1, 2):
             with Scaled(env, processes, args.jobs) as scaled:
                 rows[f"reflexion scale, {processes} process(es)"] = spread_over(scaled.urls, args.clients, args.runs)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import statistics
 import sys
 import tempfile
@@ -39,6 +38,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from benchmarks.harness import ServingCommand, machine, movies_database, result_line
 from reflexion_agents.graphs.cli.serve import DEFAULT_JOBS
+from reflexion_agents.nodes.graphdb.embedded import free_port
 from tests.openai_stub import OpenAIStub, tool_names
 
 TARGET = 0.6  # the server's runs/s against in-process, at the most clients
@@ -59,10 +59,16 @@ def slow_model(latency_s: float) -> Any:
     return reply
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+def served_env(stub: OpenAIStub, db: Any, **more: str) -> dict[str, str]:
+    """The environment a served process runs in: the stub model and the movies graph of `db`."""
+    return {
+        **os.environ,
+        "OPENAI_BASE_URL": stub.base_url,
+        "OPENAI_API_KEY": "not-needed",
+        "REFLEXION_DATABASE_URL": f"falkordb://{db.host}:{db.port}",
+        "REFLEXION_GRAPH": db.graph_name,
+        **more,
+    }
 
 
 class Server:
@@ -163,14 +169,7 @@ def main() -> None:
 
     rows = []
     with movies_database() as db, OpenAIStub(slow_model(args.latency)) as stub:
-        env = {
-            **os.environ,
-            "OPENAI_BASE_URL": stub.base_url,
-            "OPENAI_API_KEY": "not-needed",
-            "REFLEXION_DATABASE_URL": f"falkordb://{db.host}:{db.port}",
-            "REFLEXION_GRAPH": db.graph_name,
-            "REFLEXION_CHECKPOINTS": "memory",
-        }
+        env = served_env(stub, db, REFLEXION_CHECKPOINTS="memory")
         local = {clients: in_process(stub.base_url, db, clients, args.runs) for clients in args.clients}
         with Server(env, args.jobs) as server:
             for clients in args.clients:
