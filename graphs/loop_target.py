@@ -55,7 +55,6 @@ class LoopTarget:
 
     def __init__(self, agent: AgentLoop[Any]) -> None:
         self.agent = agent
-        self._ceiling: int | None = None
 
     @property
     def checkpointer(self) -> Any:
@@ -77,11 +76,10 @@ class LoopTarget:
         return question_input(self.agent, question)
 
     def recursion_limit(self, steps: int | None = None) -> int:
-        """The run's recursion limit, from the agent's step ceiling: read from its parts once (they are
-        built from its rules, which an agent makes once), not rebuilt at every run."""
-        if self._ceiling is None:
-            self._ceiling = self.agent.parts().max_steps_ceiling
-        return loop_recursion_limit(self._ceiling, steps)
+        """The run's recursion limit: the one the agent's graph was built with (from its step ceiling),
+        or more for a resumed run that recorded more steps."""
+        built = int(self.graph.config.get("recursion_limit") or 0) if self.graph.config else 0
+        return max(built, loop_recursion_limit(0, steps))
 
     def result_of(self, state: dict[str, Any]) -> Any:
         return self.agent._parse_final_result(state)  # type: ignore[arg-type]
