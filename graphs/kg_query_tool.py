@@ -17,7 +17,7 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from pydantic import BaseModel
 
 from reflexion_agents.nodes.common.responder import Responder, system_message
-from reflexion_agents.nodes.common.schema_text import DIALECT_NOTES
+from reflexion_agents.nodes.common.schema_text import DIALECT_NOTES, DIALECT_SUMMARY
 from reflexion_agents.nodes.graphdb.graph_facts import GraphFacts
 from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
 from reflexion_agents.nodes.graphdb.query_check import QueryChecker
@@ -163,7 +163,9 @@ class KGQueryTool:
         note = DIALECT_NOTES.get(dialect, "")  # type: ignore[call-overload]
         if draft:
             schema = self.schema_text(db, prompt)
-            system = joined(header(self.query_lang, DRAFT_INSTRUCTION), schema, "" if note in schema else note)
+            summary = DIALECT_SUMMARY.get(dialect, "")  # type: ignore[call-overload]
+            told = summary in schema or note in schema
+            system = joined(header(self.query_lang, DRAFT_INSTRUCTION), schema, "" if told else summary)
             return Responder(chat, GenerateQuery, system, self.max_retries)
         names = ""
         if db is not None:

@@ -2,36 +2,49 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema, WithJsonSchema
 
 from reflexion_agents.schemas.reflexion import ReflexionAgentResult, StopReason
+
+#: How `ReviseQuery.score` is declared to the model: a number (the field takes what models write,
+#: "8/10" and "eight" too, and `nodes.reflexion.scoring` reads them).
+SCORE_SCHEMA = {"type": "number"}
+
+
+def _without_defaults(schema: dict[str, Any]) -> None:
+    """A tool definition's fields without their defaults: an optional field is one not required, and
+    the model reads the definition with every call."""
+    for field_schema in schema.get("properties", {}).values():
+        field_schema.pop("default", None)
 
 
 class GenerateQuery(BaseModel):
     """Generate the query."""
 
-    answer: str = Field(description="Cypher query for graph database according to user's question.")
-    reflection: str = Field(
+    model_config = ConfigDict(json_schema_extra=_without_defaults)
+
+    # Fields the model is not asked for are kept out of the tool definition (`SkipJsonSchema`): it is
+    # resent with every call, and a draft has nothing to reflect on yet. A reply that fills them is
+    # still read, as biochatter's models do.
+    answer: str = Field(description="The Cypher query.")
+    reflection: SkipJsonSchema[str] = Field(
         default="",
         description="Your reflection on the initial answer, critique of what to improve",
     )
-    search_queries: list[str] = Field(default_factory=list, description="query for graph database")
+    search_queries: SkipJsonSchema[list[str]] = Field(default_factory=list, description="query for graph database")
 
 
 class ReviseQuery(GenerateQuery):
     """Revise your previous query according to your question."""
 
-    answer: str = Field(default="", description="The previous query, as it was executed.")
-    revised_query: str = Field(description="Revised query")
-    score: str | int | float | None = Field(
-        default=None,
-        description=(
-            "the score for the query based on its query result"
-            " and relevance to the user's question,"
-            " with 0 representing the lowest score and 10 representing the highest score."
-        ),
+    answer: SkipJsonSchema[str] = Field(default="", description="The previous query, as it was executed.")
+    reflection: str = Field(default="", description="What is wrong or missing in the result, if anything.")
+    revised_query: str = Field(description="The query to run next (the same one if its result answers the question).")
+    score: Annotated[str | int | float | None, WithJsonSchema(SCORE_SCHEMA)] = Field(
+        default=None, description="0-10: how well the result shown (not your revision) answers the question."
     )
 
 

@@ -23,7 +23,7 @@ from reflexion_agents.nodes.models import ScriptedChatModel, tool_reply
 from reflexion_agents.nodes.prompts import BioCypherPromptEngine
 
 QUESTION = "Which seafood products are there, and which company supplies each?"
-ARROW = re.compile(r"\(:(\w+)\)-\[:(\w+)[^\]]*\]->\(:(\w+)\)")
+ARROW = re.compile(r"\(:(\w+)\)-\[:([\w|]+)[^\]]*\]->\(:(\w+)\)")  # `[:A|B]`: either type
 
 
 def text_of(messages: list[BaseMessage]) -> str:
@@ -33,7 +33,7 @@ def text_of(messages: list[BaseMessage]) -> str:
 def pattern(text: str, verb: str) -> tuple[str, str, str]:
     """The relationship pattern whose type reads as `verb` ("part of", "supplies")."""
     wanted = verb.upper().replace(" ", "_")
-    found = [m.groups() for m in ARROW.finditer(text) if m.group(2) == wanted]
+    found = [(m.group(1), wanted, m.group(3)) for m in ARROW.finditer(text) if wanted in m.group(2).split("|")]
     assert found, f"no (:A)-[:{wanted}]->(:B) pattern in the prompt"
     return found[0]
 
@@ -49,7 +49,11 @@ def name_property(text: str, label: str) -> str:
 
 
 def rows_of(result: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in result.splitlines() if line.startswith("{")]
+    """The rows a result shows, by column: its `columns: a, b.` line names them, each row a JSON array."""
+    named = re.search(r"columns: (.*?)\.(?: |$)", result, re.MULTILINE)
+    columns = named.group(1).split(", ") if named else []
+    rows = [json.loads(line) for line in result.splitlines() if line.startswith("[") and line.endswith("]")]
+    return [dict(zip(columns, row, strict=True)) for row in rows if isinstance(row, list)]
 
 
 class ReadingModel:

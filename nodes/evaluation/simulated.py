@@ -83,19 +83,21 @@ def _stable_random(*parts: Any) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-def _json_object(line: str) -> dict[str, Any] | None:
-    if not (line.startswith("{") and line.endswith("}")):
+def _json_row(line: str) -> list[Any] | None:
+    """The row a line shows: a JSON array of values, or an object of values keyed by column."""
+    if not (line.startswith("{") and line.endswith("}")) and not (line.startswith("[") and line.endswith("]")):
         return None
     try:
         value = json.loads(line)
     except ValueError:
         return None
-    return value if isinstance(value, dict) else None
+    return list(value.values()) if isinstance(value, dict) else value if isinstance(value, list) else None
 
 
 def read_result(text: str) -> Shown:
-    """The result `text` shows: its rows (JSON object lines) and their count, or no rows, or none."""
-    rows = [list(obj.values()) for line in text.splitlines() if (obj := _json_object(line.strip())) is not None]
+    """The result `text` shows: its rows (JSON lines, arrays or objects) and their count, or no rows, or
+    none."""
+    rows = [row for line in text.splitlines() if (row := _json_row(line.strip())) is not None]
     if rows:
         counted = ROW_COUNT.search(text)
         return Shown("rows", rows, int(counted.group(1)) if counted else len(rows))

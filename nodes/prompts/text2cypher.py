@@ -128,11 +128,12 @@ def generate_prompt(
 
 
 def rows_text(columns: list[str], rows: list[list[Any]], truncated: bool) -> tuple[str, str]:
-    """(summary, rows) for a prompt: the first rows as JSON lines, and how many there are."""
+    """(summary, rows) for a prompt: how many rows there are and their columns, and the first rows, a
+    JSON array a line (as the knowledge-graph agent shows them: `nodes.tools.cypher.describe_result`)."""
     shown = rows[:ROWS_IN_PROMPT]
-    records = (dict(zip(columns, row, strict=False)) for row in shown)
-    lines = "\n".join(json.dumps(record, ensure_ascii=False, default=str) for record in records) or "(no rows)"
-    summary = f"{len(rows)} rows" + (", cut at the row cap: more rows exist" if truncated else "")
+    lines = "\n".join(json.dumps(row, ensure_ascii=False, default=str) for row in shown) or "(no rows)"
+    summary = f"{len(rows)} rows" + (f", columns: {', '.join(columns)}" if rows and columns else "")
+    summary += ", cut at the row cap: more rows exist" if truncated else ""
     if len(rows) > len(shown):
         summary += f", the first {len(shown)} shown"
     return summary, lines

@@ -9,6 +9,8 @@ rows. Errors, skipped repeats, stop notes and earlier questions' answers keep th
 result, the newest and errors included, loses its `Query:` line when the tool call it answers
 proposed that very query: the model sees it there, right before the result, so the line only
 repeats it (a query the check repaired or a reviewer replaced differs from the call's, and stays).
+A tool call is shown without its empty arguments (a draft's `reflection: ""`, `search_queries: []`):
+an argument left out reads the same, and every later call resends it.
 Only the prompt is trimmed: the memory, the outcomes and the checkpoints keep every row.
 
 `judges_error` tells whether the newest result is a database error, for prompts that depend on it
@@ -19,8 +21,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from pydantic import BaseModel
@@ -67,8 +69,25 @@ def _call_texts(messages: Sequence[BaseMessage]) -> dict[str, set[str]]:
 #: so an id is never reused while cached): each call of a run shortens the same old results, and
 #: the same copy lets the client-side checks that remember messages by identity (`sendable`) skip it.
 SHORTENED_KEPT = 256
-_shortened_copies: OrderedDict[tuple[int, int, bool], tuple[ToolMessage, ToolMessage]] = OrderedDict()
+_shortened_copies: OrderedDict[tuple[int, int, bool], tuple[BaseMessage, BaseMessage]] = OrderedDict()
 _shortened_lock = threading.Lock()
+M = TypeVar("M", bound=BaseMessage)
+
+
+def _copy_of(message: M, kind: tuple[int, bool], make: Callable[[], M]) -> M:
+    """The shortened copy of `message` made by `make`, once per message and kind of shortening."""
+    key = (id(message), *kind)
+    with _shortened_lock:
+        kept = _shortened_copies.get(key)
+        if kept is not None and kept[0] is message:
+            _shortened_copies.move_to_end(key)
+            return cast(M, kept[1])
+    copy = make()
+    with _shortened_lock:
+        _shortened_copies[key] = (message, copy)
+        while len(_shortened_copies) > SHORTENED_KEPT:
+            _shortened_copies.popitem(last=False)
+    return copy
 
 
 def _shortened(message: ToolMessage, rows_start: int, called_with: set[str]) -> ToolMessage:
@@ -78,21 +97,11 @@ def _shortened(message: ToolMessage, rows_start: int, called_with: set[str]) -> 
     header = lines[: rows_start - 1]
     query_at = next((i for i, line in enumerate(header) if line.startswith(QUERY_LINE)), None)
     drop_query = query_at is not None and "\n".join(header[query_at:])[len(QUERY_LINE) :].strip() in called_with
-    key = (id(message), rows_start, drop_query)
-    with _shortened_lock:
-        kept = _shortened_copies.get(key)
-        if kept is not None and kept[0] is message:
-            _shortened_copies.move_to_end(key)
-            return kept[1]
     if drop_query:
         header = header[:query_at]
     note = f"[{len(lines) - rows_start} rows not repeated]"
-    copy = message.model_copy(update={"content": "\n".join([*header, lines[rows_start - 1], note])})
-    with _shortened_lock:
-        _shortened_copies[key] = (message, copy)
-        while len(_shortened_copies) > SHORTENED_KEPT:
-            _shortened_copies.popitem(last=False)
-    return copy
+    content = "\n".join([*header, lines[rows_start - 1], note])
+    return _copy_of(message, (rows_start, drop_query), lambda: message.model_copy(update={"content": content}))
 
 
 def prompt_messages(messages: Sequence[BaseMessage], keep_tool_results: int | None) -> list[BaseMessage]:
@@ -106,11 +115,31 @@ def prompt_messages(messages: Sequence[BaseMessage], keep_tool_results: int | No
     calls = _call_texts(messages) if any(isinstance(m, ToolMessage) for m in messages) else {}
     shown: list[BaseMessage] = []
     for i, m in enumerate(messages):
-        if isinstance(m, ToolMessage):
+        if isinstance(m, AIMessage) and m.tool_calls:
+            m = _without_empty_arguments(m)
+        elif isinstance(m, ToolMessage):
             called_with = calls.get(str(m.tool_call_id), set())
             m = _shortened(m, old[i], called_with) if i in old else _without_repeated_query(m, called_with)
         shown.append(m)
     return shown
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+def _without_empty_arguments(message: AIMessage) -> AIMessage:
+    """The tool call without the arguments it left empty (a copy, kept like a shortened result)."""
+    if not any(_empty(v) for call in message.tool_calls for v in (call.get("args") or {}).values()):
+        return message
+
+    def trimmed() -> AIMessage:
+        calls = [
+            {**c, "args": {k: v for k, v in (c.get("args") or {}).items() if not _empty(v)}} for c in message.tool_calls
+        ]
+        return message.model_copy(update={"tool_calls": calls})
+
+    return _copy_of(message, (-2, False), trimmed)
 
 
 def _without_repeated_query(message: ToolMessage, called_with: set[str]) -> ToolMessage:
@@ -122,18 +151,8 @@ def _without_repeated_query(message: ToolMessage, called_with: set[str]) -> Tool
     repeated = next((f"{QUERY_LINE}{text}\n" for text in called_with if f"{QUERY_LINE}{text}\n" in content), None)
     if repeated is None:
         return message
-    key = (id(message), -1, True)
-    with _shortened_lock:
-        kept = _shortened_copies.get(key)
-        if kept is not None and kept[0] is message:
-            _shortened_copies.move_to_end(key)
-            return kept[1]
-    copy = message.model_copy(update={"content": content.replace(repeated, "", 1)})
-    with _shortened_lock:
-        _shortened_copies[key] = (message, copy)
-        while len(_shortened_copies) > SHORTENED_KEPT:
-            _shortened_copies.popitem(last=False)
-    return copy
+    shortened = content.replace(repeated, "", 1)
+    return _copy_of(message, (-1, True), lambda: message.model_copy(update={"content": shortened}))
 
 
 def judges_error(messages: Sequence[BaseMessage]) -> bool:

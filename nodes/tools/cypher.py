@@ -2,6 +2,10 @@
 
 Database errors are returned to the model in the database's own words so the
 revise step can fix them; only an unreachable database is raised.
+
+Rows are shown as JSON arrays under a line naming the columns, as a table is read (and as LangChain's
+graph QA chains show them): keyed objects repeated every column name in every row, a third of a
+two-column result's tokens, and a result with two columns of one name lost one.
 """
 
 from __future__ import annotations
@@ -18,11 +22,12 @@ DEFAULT_ROWS_IN_MESSAGE = KG_QUERY_DEFAULTS.rows_in_message  # the setting's def
 
 
 def describe_result(result: QueryResult, rows_in_message: int = DEFAULT_ROWS_IN_MESSAGE) -> str:
-    """The rows as the model sees them: a count, the columns, and up to `rows_in_message` records."""
+    """The rows as the model sees them: a count, the columns, and up to `rows_in_message` rows, one JSON
+    array a line, its values in the columns' order."""
     count = len(result.rows)
     if count == 0:
         return f"Query: {result.query}\nResult: no rows."
-    shown = result.records()[:rows_in_message]
+    shown = result.rows[:rows_in_message]
     more = " or more (the result was cut at the row cap)" if result.truncated else ""
     header = f"Query: {result.query}\nResult: {count}{more} row(s), columns: {', '.join(result.columns)}."
     if result.is_empty:
