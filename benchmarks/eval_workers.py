@@ -4,8 +4,8 @@
 
 Every movies question, scored by the Reflexion agent with the oracle (the gold query at every step,
 no latency), `--concurrency` 8, as `reflexion eval --model oracle` runs them: once in one process
-(`--workers 1`, what the command did before it had workers) and once shared among `--workers`
-processes (`graphs/eval_processes.py`). Wall time from the call to the report, the gold queries and
+(`--workers 1`, what the command did before it had workers) and once by `--workers` processes (the
+command's and its helpers, `graphs/eval_processes.py`). Wall time from the call to the report, the gold queries and
 the processes' start included; the better of `--rounds` runs each, taken in turns. `--repeat`
 asks every question that many times, for a run long enough to pay for the processes' start.
 The database server's CPU time is shown: on a machine whose cores it shares, the workers' gain is

@@ -11,16 +11,17 @@ fault kind in turn) or a chat model name such as "openai:gpt-4o-mini".
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sized
 from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from reflexion_agents.graphs.eval_processes import Share, score_in_processes, workers_for
+from reflexion_agents.graphs.eval_processes import WorkerPool, WorkPlan, workers_for
 from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
 from reflexion_agents.graphs.runner import Runner, RunTarget
 from reflexion_agents.graphs.text2cypher_flow import FLOWS, Text2CypherFlow
@@ -171,21 +172,33 @@ async def score_question(
 
 
 async def scored_in_turn(
-    pairs: Sequence[tuple[str | None, EvalItem]],
+    pairs: Iterable[tuple[str | None, EvalItem]],
     concurrency: int,
     score: Callable[[str | None, EvalItem], Awaitable[QuestionTrace]],
     finished: Callable[[QuestionTrace], None],
 ) -> None:
     """Every (fault, item) pair scored, `concurrency` at a time, each trace handed to `finished` as it
     ends: as many tasks as may run at once take the next pair in turn, so a run of any length holds
-    no more than `concurrency` questions (a task per question, made at the start, would hold them all)."""
+    no more than `concurrency` questions (a task per question, made at the start, would hold them all).
+    `pairs` may be an iterator that other processes take from too (`eval_processes.PairCursor`)."""
     waiting = iter(pairs)
 
     async def in_turn() -> None:
         for fault, item in waiting:
             finished(await score(fault, item))
 
-    await asyncio.gather(*(in_turn() for _ in range(max(1, min(concurrency, len(pairs))))))
+    tasks = min(concurrency, len(pairs)) if isinstance(pairs, Sized) else concurrency
+    await asyncio.gather(*(in_turn() for _ in range(max(1, tasks))))
+
+
+async def _scored_with(pool: WorkerPool, own: Awaitable[None], finished: Callable[[QuestionTrace], None]) -> None:
+    """This process's questions (`own`) scored while the helpers' are collected; a helper that fails
+    stops this process's scoring too."""
+    scoring = asyncio.ensure_future(own)
+    try:
+        await asyncio.gather(scoring, asyncio.to_thread(pool.collect, finished))
+    finally:
+        scoring.cancel()
 
 
 async def evaluate(
@@ -233,61 +246,63 @@ async def evaluate(
     elif misbehaviour is not None:
         raise ConfigurationError("misbehaviour rates apply to the simulated model only")
     started = time.perf_counter()
-    with GoldStore() as gold:
-        await asyncio.to_thread(run_gold, db, items, timeout=query_timeout, row_cap=EVAL_ROW_CAP, into=gold)
-        fit = await asyncio.to_thread(dataset_fit, db, items, gold)
-        if not fit.fits and not force:
-            raise ConfigurationError(fit.explain(str(graph_name(db))))
-        limits = EvalLimits(max_steps, query_timeout, trust_non_empty_result)
-        excluded, reasons, runnable = [], Counter[str](), []
-        for item in items:
-            refused = gold[item.index]
-            if refused.error is None:
-                runnable.append(item)
-                continue
-            excluded.append(
-                QuestionTrace(
-                    index=item.index,
-                    question=item.question,
-                    type=item.type,
-                    gold_cypher=item.cypher,
-                    excluded=refused.error,
+    # Helper processes import while the gold queries run (`graphs.eval_processes`).
+    early = workers_for(workers, len(items) * len(kinds), db, chat)
+    pool = WorkerPool(early - 1) if early > 1 else None
+    try:
+        with GoldStore() as gold:
+            await asyncio.to_thread(run_gold, db, items, timeout=query_timeout, row_cap=EVAL_ROW_CAP, into=gold)
+            fit = await asyncio.to_thread(dataset_fit, db, items, gold)
+            if not fit.fits and not force:
+                raise ConfigurationError(fit.explain(str(graph_name(db))))
+            limits = EvalLimits(max_steps, query_timeout, trust_non_empty_result)
+            excluded, reasons, runnable = [], Counter[str](), []
+            for item in items:
+                refused = gold[item.index]
+                if refused.error is None:
+                    runnable.append(item)
+                    continue
+                excluded.append(
+                    QuestionTrace(
+                        index=item.index,
+                        question=item.question,
+                        type=item.type,
+                        gold_cypher=item.cypher,
+                        excluded=refused.error,
+                    )
                 )
+                reasons[refused.reason or ""] += 1
+            processes = min(early, workers_for(workers, len(runnable) * len(kinds), db, chat))
+            if on_start is not None:
+                on_start(len(runnable) * len(kinds))
+            pairs = [(fault, item) for fault in kinds for item in runnable]
+            tally = ReportTally(by_fault=model in ("corrupt", "simulated"))
+            kept: list[QuestionTrace] = []
+            counting = threading.Lock()  # the helpers' questions are counted from another thread
+
+            def finished(trace: QuestionTrace) -> None:
+                with counting:
+                    tally.add(trace)
+                    if keep_traces:
+                        kept.append(trace)
+                    if on_done is not None:
+                        on_done(trace)
+
+            plan = WorkPlan(
+                getattr(db, "connection_args", {}),
+                agent,
+                model,
+                runnable,
+                str(gold.path),
+                kinds,
+                concurrency,
+                max_steps,
+                query_timeout,
+                trust_non_empty_result,
+                misbehaviour,
             )
-            reasons[refused.reason or ""] += 1
-        processes = workers_for(workers, len(runnable), db, chat)
-        if on_start is not None:
-            on_start(len(runnable) * len(kinds))
-        pairs = [(fault, item) for fault in kinds for item in runnable]
-        tally = ReportTally(by_fault=model in ("corrupt", "simulated"))
-        kept: list[QuestionTrace] = []
-
-        def finished(trace: QuestionTrace) -> None:
-            tally.add(trace)
-            if keep_traces:
-                kept.append(trace)
-            if on_done is not None:
-                on_done(trace)
-
-        if processes > 1:
-            shares = [
-                Share(
-                    db.connection_args,  # type: ignore[attr-defined]
-                    agent,
-                    model,
-                    runnable[i::processes],
-                    str(gold.path),
-                    kinds,
-                    concurrency,
-                    max_steps,
-                    query_timeout,
-                    trust_non_empty_result,
-                    misbehaviour,
-                )
-                for i in range(processes)
-            ]
-            await asyncio.to_thread(score_in_processes, shares, finished)
-        else:
+            if pool is not None:
+                pool.plan(plan if processes > 1 else None, processes - 1)
             chat = chat if chat is not None else chat_for(model)
             runner = await asyncio.to_thread(Contestant, agent, chat, db, limits)
             gate = asyncio.Semaphore(concurrency)
@@ -295,7 +310,13 @@ async def evaluate(
             async def one(fault: str | None, item: EvalItem) -> QuestionTrace:
                 return await score_question(runner, item, gold[item.index], fault, gate, misbehaviour)
 
-            await scored_in_turn(pairs, concurrency, one, finished)
+            if pool is None or processes == 1:
+                await scored_in_turn(pairs, concurrency, one, finished)
+            else:  # this process takes questions too, from the counter the helpers share
+                await _scored_with(pool, scored_in_turn(pool.cursor.taken(pairs), concurrency, one, finished), finished)
+    finally:
+        if pool is not None:
+            pool.close()
     order = {(fault, item.index): n for n, (fault, item) in enumerate(pairs)}
     kept.sort(key=lambda t: order[t.fault if model == "corrupt" else None, t.index])
     return EvaluationReport(

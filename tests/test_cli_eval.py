@@ -193,9 +193,10 @@ def test_workers_are_used_only_where_they_can_be():
     assert workers_for(1, 1000, Reachable(), None) == 1
 
 
-def dies_at_once(share, finished) -> None:  # a worker killed before it could say anything
+def dies_at_once(plans, finished, counter) -> None:  # a helper killed before it could say anything
     import os
 
+    plans.get()
     os._exit(3)
 
 
@@ -203,7 +204,22 @@ def test_a_worker_that_dies_stops_the_run_with_its_exit_code(monkeypatch):
     from reflexion_agents.graphs import eval_processes
     from reflexion_agents.schemas.errors import ConfigurationError
 
-    monkeypatch.setattr(eval_processes, "_score_share", dies_at_once)
-    share = eval_processes.Share({}, "reflexion", "oracle", [], "", [None], 1, 1, 1.0, True, None)
-    with pytest.raises(ConfigurationError, match="exit code 3"):
-        eval_processes.score_in_processes([share], lambda trace: None, timeout_s=600)
+    monkeypatch.setattr(eval_processes, "_work", dies_at_once)
+    plan = eval_processes.WorkPlan({}, "reflexion", "oracle", [], "", [None], 1, 1, 1.0, True, None)
+    pool = eval_processes.WorkerPool(1)
+    try:
+        pool.plan(plan, 1)
+        with pytest.raises(ConfigurationError, match="exit code 3"):
+            pool.collect(lambda trace: None, timeout_s=600)
+    finally:
+        pool.close()
+
+
+def test_helpers_started_for_a_run_that_never_plans_them_end_on_their_own():
+    """Helpers start before the gold queries; a run that then fails (a dataset that does not fit) or
+    needs fewer processes tells them to end: each exits by itself, none is left behind or killed."""
+    from reflexion_agents.graphs import eval_processes
+
+    pool = eval_processes.WorkerPool(2)
+    pool.close()
+    assert [w.exitcode for w in pool.workers] == [0, 0]
