@@ -3,11 +3,16 @@ built from, the schema check of each query, the query tool's message, and the tw
 
 Everything here is handed the run's chat model and database by the caller (the agent's nodes, from
 the run's settings): nothing reads which run it is in. The schema and the facts the check looks up
-are read once per database and kept (`KeyedCache`, keyed by the database object).
+are read once per database and kept (`KeyedCache`, keyed by the database object). An agent lives
+as long as its process (a served graph does), and its graph may change meanwhile (a load, another
+client's writes): at most once a `SCHEMA_RECHECK_S` it asks the database for the schema again,
+which the adapter answers from what it keeps unless the graph's fingerprint moved
+(`nodes.graphdb.schema_cache`), and a changed schema gets new prompts and new facts.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Hashable
 from typing import Any, cast
@@ -21,6 +26,7 @@ from reflexion_agents.nodes.common.schema_text import DIALECT_NOTES, DIALECT_SUM
 from reflexion_agents.nodes.graphdb.graph_facts import GraphFacts
 from reflexion_agents.nodes.graphdb.protocol import GraphDatabase
 from reflexion_agents.nodes.graphdb.query_check import QueryChecker
+from reflexion_agents.nodes.graphdb.schema_cache import RECHECK_S
 from reflexion_agents.nodes.keyed_cache import KeyedCache
 from reflexion_agents.nodes.models.wire import sendable
 from reflexion_agents.nodes.prompts.kg_query import (
@@ -38,7 +44,19 @@ from reflexion_agents.schemas.kg_query import GenerateQuery, ReviseQuery
 from reflexion_agents.schemas.query_check import QueryCheck
 
 NO_SCHEMA = "(No schema is known for this database: write the query from the question.)"
+SCHEMA_RECHECK_S = RECHECK_S  # how long the schema an agent read is used before it asks again
 FACTS_MAX_AGE_S = 300.0  # how long values and properties looked up by the schema check are kept
+
+
+class _SchemaSeen:
+    """The prompts of the schema an agent last read from one database, and when it looked."""
+
+    def __init__(self, prompts: SchemaPrompts) -> None:
+        self.prompts, self.looked_at = prompts, time.monotonic()
+        self.lock = threading.Lock()
+
+    def due(self) -> bool:
+        return time.monotonic() - self.looked_at >= SCHEMA_RECHECK_S
 
 
 class ReviseResponder(Responder):
@@ -86,17 +104,34 @@ class KGQueryTool:
     ) -> None:
         self.query_lang, self.rows_in_message, self.max_retries = query_lang, rows_in_message, max_retries
         self.repair_queries, self.map_values = repair_queries, map_values
-        self.schema_prompts = KeyedCache()  # one `SchemaPrompts` per database
+        self.schemas_seen = KeyedCache()  # one `_SchemaSeen` per database
         self.facts = KeyedCache()  # one `GraphFacts` per database, for the schema check
 
     def schema_texts(self, db: GraphDatabase) -> SchemaPrompts:
-        """The kg_prompt and the compact schema of `db`, read once per database."""
+        """The kg_prompt and the compact schema of `db`: read once per database, and again when the
+        graph changed (looked at most once a `SCHEMA_RECHECK_S`; a database down keeps the last)."""
         # keyed by the object (adapters hash by identity): an id could be reused by a later database
-        return self.schema_prompts.get(cast(Hashable, db), lambda: schema_prompts(db.schema(), dialect=db.dialect))
+        key = cast(Hashable, db)
+        seen: _SchemaSeen = self.schemas_seen.get(key, lambda: _SchemaSeen(schema_prompts(db.schema(), db.dialect)))
+        if not seen.due() or not seen.lock.acquire(blocking=False):  # another thread is looking
+            return seen.prompts
+        try:
+            schema = db.schema()
+            if schema != seen.prompts.schema:
+                seen.prompts = schema_prompts(schema, db.dialect)
+                self.facts.drop(key)  # the check's facts came from the schema before
+        except GraphDatabaseError:  # down: the tool step says so; the schema read before still holds
+            pass
+        finally:
+            seen.looked_at = time.monotonic()
+            seen.lock.release()
+        return seen.prompts
 
     def schema_known(self, db: GraphDatabase) -> bool:
-        """Whether `db`'s schema texts are read already (building a responder then reads nothing)."""
-        return self.schema_prompts.peek(cast(Hashable, db)) is not None
+        """Whether `db`'s schema texts are read and need no look now (building a responder then reads
+        nothing)."""
+        seen: _SchemaSeen | None = self.schemas_seen.peek(cast(Hashable, db))
+        return seen is not None and not seen.due()
 
     def checked(self, db: GraphDatabase, query: str, *, repair: bool = True, report: bool = True) -> QueryCheck | None:
         """`query` checked against `db`'s graph (repairs applied unless `repair` is false), or None when
@@ -178,5 +213,5 @@ class KGQueryTool:
         return ReviseResponder(chat, ReviseQuery, plain, after_error, self.max_retries)
 
     def clear(self) -> None:
-        self.schema_prompts.clear()
+        self.schemas_seen.clear()
         self.facts.clear()

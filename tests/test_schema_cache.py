@@ -130,3 +130,38 @@ def test_a_kept_schema_is_checked_in_one_round_trip_and_sees_another_clients_cha
         other.close()
     with pytest.raises(GraphNotFoundError):  # the reads together fail: asked one by one, they say why
         FalkorDBGraph("schema_cache_never_made", host=falkordb_server.host, port=falkordb_server.port).schema()
+
+
+def test_an_agent_kept_alive_sees_its_graph_change_and_answers_from_the_new_schema(falkordb_server, reads, monkeypatch):
+    """A served graph keeps one agent for the process's life. Another client adds a label: the agent's
+    next question is drafted from a schema that has it, and its query about it is checked against it
+    (not stopped as naming what the graph does not hold)."""
+    import redis
+
+    from reflexion_agents.graphs import kg_query_tool
+    from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+    from reflexion_agents.nodes.graphdb import schema_cache
+    from reflexion_agents.nodes.models import ScriptedChatModel
+    from tests.helpers import draft, keep
+
+    planets = "MATCH (p:Planet) RETURN p.name AS planet"
+    spice = "MATCH (s:Spice) RETURN s.grade AS grade"
+    db = FalkorDBGraph("schema_cache_agent", host=falkordb_server.host, port=falkordb_server.port)
+    other = redis.Redis(host=falkordb_server.host, port=falkordb_server.port)
+    model = ScriptedChatModel(replies=[draft(planets), keep(planets, 9), draft(spice), keep(spice, 9)])
+    agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=db, checkpointer=None)
+    try:
+        db.write("CREATE (:Planet {name: 'Arrakis'})")
+        assert agent.execute("Which planets are there?").tool_result == [["Arrakis"]]
+        other.execute_command("GRAPH.QUERY", "schema_cache_agent", "CREATE (:Spice {grade: 1})")
+        unchanged = agent.schema_prompt()  # within the second the agent trusts what it read
+        assert "Spice" not in unchanged
+        monkeypatch.setattr(kg_query_tool, "SCHEMA_RECHECK_S", 0.0)  # as a second later
+        monkeypatch.setattr(schema_cache, "RECHECK_S", 0.0)
+        result = agent.execute("How good is the spice?")
+        assert result.stop_reason == "score_threshold" and result.tool_result == [[1]]
+        drafted = str(model.calls[2][0].content)
+        assert "(:Spice) grade: INTEGER" in drafted and reads == ["schema_cache_agent"] * 2
+    finally:
+        db.clear()
+        other.close()
