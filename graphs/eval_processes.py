@@ -148,6 +148,9 @@ class WorkerPool:
             if worker.is_alive():
                 worker.terminate()
                 worker.join(timeout=5)
+        if not finished:  # a plan no helper read would hold this process at its exit, flushing to no one
+            self._plans.cancel_join_thread()
+            self._finished.cancel_join_thread()
 
 
 def _work(plans: Any, finished: Any, counter: Any) -> None:
@@ -155,14 +158,16 @@ def _work(plans: Any, finished: Any, counter: Any) -> None:
     sent back at once."""
     import asyncio
 
-    plan = plans.get()
-    if plan is None:
-        return
     try:
+        plan = plans.get()
+        if plan is None:
+            return
         asyncio.run(
             _score_taken(plan, PairCursor(counter), lambda trace: finished.put(("trace", trace.model_dump_json())))
         )
         finished.put(("done", None))
+    except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: the command reports it, once
+        return
     except BaseException as e:  # said to the parent, which stops the run
         finished.put(("error", f"{type(e).__name__}: {e}"))
 

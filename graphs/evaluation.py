@@ -301,9 +301,9 @@ async def evaluate(
                 trust_non_empty_result,
                 misbehaviour,
             )
+            chat = chat if chat is not None else chat_for(model)  # a model that cannot be made stops here
             if pool is not None:
                 pool.plan(plan if processes > 1 else None, processes - 1)
-            chat = chat if chat is not None else chat_for(model)
             runner = await asyncio.to_thread(Contestant, agent, chat, db, limits)
             gate = asyncio.Semaphore(concurrency)
 

@@ -4,6 +4,8 @@ writes, its exit codes, and its refusals of bad settings."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -223,3 +225,25 @@ def test_helpers_started_for_a_run_that_never_plans_them_end_on_their_own():
     pool = eval_processes.WorkerPool(2)
     pool.close()
     assert [w.exitcode for w in pool.workers] == [0, 0]
+
+
+PLANNED_THEN_FAILED = """
+from reflexion_agents.graphs.eval_processes import WorkerPool, WorkPlan
+from reflexion_agents.nodes.evaluation.dataset import load_dataset
+
+if __name__ == "__main__":
+    plan = WorkPlan({"graph": "movies", "host": "127.0.0.1", "port": 1}, "reflexion", "oracle", load_dataset(),
+                    "/nonexistent", [None], 8, 10, 5.0, True, None)
+    pool = WorkerPool(2)
+    pool.plan(plan, 2)  # larger than a pipe holds; the run then fails before a helper reads it
+    pool.close()
+"""
+
+
+@pytest.mark.integration
+def test_a_run_that_fails_after_planning_its_helpers_still_exits(tmp_path):
+    """Helpers still starting are ended, and the plans they never read do not hold the command at its exit."""
+    script = tmp_path / "planned_then_failed.py"
+    script.write_text(PLANNED_THEN_FAILED)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
