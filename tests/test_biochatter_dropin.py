@@ -289,3 +289,32 @@ def test_a_subclass_with_its_own_tool_function_is_not_stopped_by_the_agents_data
         "EOMES?"
     )
     assert result.stop_reason == "non_empty_result" and result.answer == NARROWER
+
+
+class ReadsEveryField(OwnToolFunction):
+    """biochatter's own `_tool_function` reads the draft's `search_queries`, which a model may leave
+    empty (and our tool no longer asks for): the memory still holds every field of the reply."""
+
+    def _create_initial_responder(self, prompt=None):
+        class Empty:
+            def invoke(self, _):
+                return _tool_message("GenerateQuery", {"answer": DRAFT, "reflection": "", "search_queries": []})
+
+        return ResponderWithRetries(runnable=Empty(), validator=PydanticToolsParser(tools=[GenerateQuery]))
+
+    def _tool_function(self, state: list[BaseMessage]):
+        call = state[-1].tool_calls[-1]
+        args = call["args"]
+        queries = args["search_queries"] if "search_queries" in args else args["query for graph database"]
+        assert isinstance(queries, list) and isinstance(args["reflection"], str)
+        if call["name"] == "GenerateQuery":
+            assert queries == [] and args["answer"] == DRAFT
+        return super()._tool_function(state)
+
+
+def test_a_hook_reads_every_field_of_a_reply_that_left_some_empty():
+    ReviseResponder._enter_count = 0
+    result = ReadsEveryField(lambda: ChatOpenAIMock(), {"host": "127.0.0.1", "port": "1"}, checkpointer=None).execute(
+        "EOMES?"
+    )
+    assert result.stop_reason == "non_empty_result" and result.error is None

@@ -1,6 +1,6 @@
 """What every call costs the model to read, through the real OpenAI client: the tools ask only what
-the loop reads, rows come as arrays under their columns, fields a reply left at their defaults are
-not kept (nor resent), and the schema says each thing once. A model that still fills what it is no
+the loop reads, rows come as arrays under their columns, empty arguments are not resent (the memory
+keeps every field), and the schema says each thing once. A model that still fills what it is no
 longer asked for (biochatter's `search_queries`, a draft's `reflection`, a score of "8/10") is read
 as before."""
 
@@ -55,14 +55,15 @@ def test_the_tools_ask_only_for_what_the_loop_reads(run):
     assert result.outcomes[0].score == 8.0  # "8/10", read though the tool asks for a number
 
 
-def test_a_reply_is_kept_and_resent_without_the_fields_it_left_at_their_defaults(run):
+def test_calls_are_resent_without_their_empty_arguments_and_memory_keeps_every_field(run):
     stub, agent, result = run
+    sent = [c for m in stub.requests[-1]["messages"] for c in m.get("tool_calls") or []]
+    assert json.loads(sent[0]["function"]["arguments"]) == {"answer": BROKEN, "reflection": "first try"}
     memory = agent.graph.get_state({"configurable": {"thread_id": result.thread_id}}).values["messages"]
     kept = [c["args"] for m in memory for c in getattr(m, "tool_calls", [])]
-    assert kept[0] == {"answer": BROKEN, "reflection": "first try"}  # the reply's `search_queries: []` said nothing
-    assert kept[1]["score"] == "8/10" and kept[1]["revised_query"] == TOM_HANKS_QUERY  # as the model wrote it
-    sent = [c for m in stub.requests[-1]["messages"] for c in m.get("tool_calls") or []]
-    assert json.loads(sent[0]["function"]["arguments"]) == kept[0]
+    # every field, as biochatter's hooks read them (`args["search_queries"]`, `args["reflection"]`)
+    assert kept[0] == {"answer": BROKEN, "reflection": "first try", "search_queries": []}
+    assert kept[1]["score"] == "8/10" and kept[1]["revised_query"] == TOM_HANKS_QUERY
 
 
 def test_rows_are_shown_as_arrays_under_their_columns(run):

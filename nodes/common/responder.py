@@ -121,15 +121,13 @@ def parse_reply(message: AIMessage, schema: type[BaseModel]) -> tuple[BaseModel 
 
 
 def normalised_reply(message: AIMessage, parsed: BaseModel, call_id: str | None) -> AIMessage:
-    """The reply as memory keeps it: exactly one well-formed tool call of the schema, its arguments
-    those the reply gave a value of its own (a field left at its default, such as biochatter's
-    `search_queries: []`, is not kept: it says nothing, and every later call would resend it)."""
+    """The reply as memory keeps it: exactly one well-formed tool call of the schema."""
     return AIMessage(
         content=message.content if isinstance(message.content, str) else "",
         tool_calls=[
             {
                 "name": type(parsed).__name__,
-                "args": parsed.model_dump(exclude_defaults=True),
+                "args": parsed.model_dump(),
                 "id": call_id or f"call_{uuid.uuid4().hex[:12]}",
                 "type": "tool_call",
             }

@@ -9,6 +9,9 @@ rows. Errors, skipped repeats, stop notes and earlier questions' answers keep th
 result, the newest and errors included, loses its `Query:` line when the tool call it answers
 proposed that very query: the model sees it there, right before the result, so the line only
 repeats it (a query the check repaired or a reviewer replaced differs from the call's, and stays).
+A tool call is shown without its empty arguments (a draft's `reflection: ""`, `search_queries: []`):
+an argument left out reads the same, and every later call resends it. The memory keeps every field
+of the parsed reply (biochatter's hooks read them).
 Only the prompt is trimmed: the memory, the outcomes and the checkpoints keep every row.
 
 `judges_error` tells whether the newest result is a database error, for prompts that depend on it
@@ -113,11 +116,31 @@ def prompt_messages(messages: Sequence[BaseMessage], keep_tool_results: int | No
     calls = _call_texts(messages) if any(isinstance(m, ToolMessage) for m in messages) else {}
     shown: list[BaseMessage] = []
     for i, m in enumerate(messages):
-        if isinstance(m, ToolMessage):
+        if isinstance(m, AIMessage) and m.tool_calls:
+            m = _without_empty_arguments(m)
+        elif isinstance(m, ToolMessage):
             called_with = calls.get(str(m.tool_call_id), set())
             m = _shortened(m, old[i], called_with) if i in old else _without_repeated_query(m, called_with)
         shown.append(m)
     return shown
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+def _without_empty_arguments(message: AIMessage) -> AIMessage:
+    """The tool call without the arguments it left empty (a copy, kept like a shortened result)."""
+    if not any(_empty(v) for call in message.tool_calls for v in (call.get("args") or {}).values()):
+        return message
+
+    def trimmed() -> AIMessage:
+        calls = [
+            {**c, "args": {k: v for k, v in (c.get("args") or {}).items() if not _empty(v)}} for c in message.tool_calls
+        ]
+        return message.model_copy(update={"tool_calls": calls})
+
+    return _copy_of(message, (-2, False), trimmed)
 
 
 def _without_repeated_query(message: ToolMessage, called_with: set[str]) -> ToolMessage:
