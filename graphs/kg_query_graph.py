@@ -154,11 +154,12 @@ def responder(kg: KGQuery, turn: Turn, prompt: str | None, run: RunSettings) -> 
 
 
 def responder_ready(kg: KGQuery, turn: Turn, prompt: str | None, run: RunSettings) -> bool:
-    """Building a responder reads the schema once per database (a given kg_prompt needs none): once it
-    is cached (the draft's tool check reads it) and the model is made, building one reads nothing."""
+    """Building a responder reads the schema once per database, and looks at it again once a second
+    (a draft given a kg_prompt needs none; a revision always reads the schema's names): once it is
+    kept and needs no look, and the model is made, building one reads nothing."""
     if not kg.models.ready(run.context.model):
         return False
-    if kg.own_database is not None or prompt is not None:
+    if kg.own_database is not None or (prompt is not None and turn == "draft"):
         return True
     db = kg.databases.opened_for(run.context)
     return db is not None and kg.tool.schema_known(db)

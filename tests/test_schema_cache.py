@@ -165,3 +165,31 @@ def test_an_agent_kept_alive_sees_its_graph_change_and_answers_from_the_new_sche
     finally:
         db.clear()
         other.close()
+
+
+def test_an_async_run_given_a_kg_prompt_reads_the_schema_off_the_event_loop(movies_db, monkeypatch):
+    """A draft given a kg_prompt reads no schema; its revision reads the schema's names, a database
+    round trip (a whole read when the graph changed): in a worker thread, never on the event loop that
+    every other run of the process shares."""
+    import asyncio
+    import threading
+
+    from reflexion_agents.graphs import kg_query_tool
+    from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
+    from reflexion_agents.nodes.models import ScriptedChatModel
+    from tests.helpers import TOM_HANKS_QUERY, draft, keep
+
+    threads: list[str] = []
+    read = movies_db.schema
+
+    def recorded():
+        threads.append(threading.current_thread().name)
+        return read()
+
+    monkeypatch.setattr(movies_db, "schema", recorded)
+    monkeypatch.setattr(kg_query_tool, "SCHEMA_RECHECK_S", 0.0)  # every step a second after the last
+    model = ScriptedChatModel(replies=[draft(TOM_HANKS_QUERY), keep(TOM_HANKS_QUERY, 9)])
+    agent = KGQueryReflexionAgent(conversation_factory=lambda: model, database=movies_db, checkpointer=None)
+    result = asyncio.run(agent.aexecute("Which movies did Tom Hanks act in?", "Schema: people acted in movies."))
+    assert result.stop_reason == "score_threshold" and threads
+    assert threading.main_thread().name not in threads
