@@ -40,6 +40,7 @@ from reflexion_agents.nodes.reflexion.prompt_view import judges_error
 from reflexion_agents.nodes.text2cypher.context import emit
 from reflexion_agents.nodes.tools.cypher import run_cypher
 from reflexion_agents.schemas.errors import GraphDatabaseError
+from reflexion_agents.schemas.graphdb import GraphSchema
 from reflexion_agents.schemas.kg_query import GenerateQuery, ReviseQuery
 from reflexion_agents.schemas.query_check import QueryCheck
 
@@ -49,14 +50,27 @@ FACTS_MAX_AGE_S = 300.0  # how long values and properties looked up by the schem
 
 
 class _SchemaSeen:
-    """The prompts of the schema an agent last read from one database, and when it looked."""
+    """The prompts of the schema an agent last read from one database, when it looked, and the facts
+    the schema check looks up in that graph (made from that very schema, so a changed schema never
+    meets facts of the one before)."""
 
     def __init__(self, prompts: SchemaPrompts) -> None:
         self.prompts, self.looked_at = prompts, time.monotonic()
         self.lock = threading.Lock()
+        self._facts: tuple[GraphSchema, GraphFacts] | None = None
+        self._facts_lock = threading.Lock()
 
     def due(self) -> bool:
         return time.monotonic() - self.looked_at >= SCHEMA_RECHECK_S
+
+    def facts(self, db: GraphDatabase, prompts: SchemaPrompts) -> GraphFacts:
+        """The facts of `prompts`' schema: made anew for another schema, and `FACTS_MAX_AGE_S` after
+        they were made (so changed data is seen)."""
+        with self._facts_lock:
+            kept = self._facts
+            if kept is None or kept[0] is not prompts.schema or time.monotonic() - kept[1].created_at > FACTS_MAX_AGE_S:
+                kept = self._facts = (prompts.schema, GraphFacts(db, prompts.schema))
+            return kept[1]
 
 
 class ReviseResponder(Responder):
@@ -105,27 +119,28 @@ class KGQueryTool:
         self.query_lang, self.rows_in_message, self.max_retries = query_lang, rows_in_message, max_retries
         self.repair_queries, self.map_values = repair_queries, map_values
         self.schemas_seen = KeyedCache()  # one `_SchemaSeen` per database
-        self.facts = KeyedCache()  # one `GraphFacts` per database, for the schema check
 
     def schema_texts(self, db: GraphDatabase) -> SchemaPrompts:
         """The kg_prompt and the compact schema of `db`: read once per database, and again when the
         graph changed (looked at most once a `SCHEMA_RECHECK_S`; a database down keeps the last)."""
+        return self._seen(db).prompts
+
+    def _seen(self, db: GraphDatabase) -> _SchemaSeen:
         # keyed by the object (adapters hash by identity): an id could be reused by a later database
         key = cast(Hashable, db)
         seen: _SchemaSeen = self.schemas_seen.get(key, lambda: _SchemaSeen(schema_prompts(db.schema(), db.dialect)))
         if not seen.due() or not seen.lock.acquire(blocking=False):  # another thread is looking
-            return seen.prompts
+            return seen
         try:
             schema = db.schema()
             if schema != seen.prompts.schema:
                 seen.prompts = schema_prompts(schema, db.dialect)
-                self.facts.drop(key)  # the check's facts came from the schema before
         except GraphDatabaseError:  # down: the tool step says so; the schema read before still holds
             pass
         finally:
             seen.looked_at = time.monotonic()
             seen.lock.release()
-        return seen.prompts
+        return seen
 
     def schema_known(self, db: GraphDatabase) -> bool:
         """Whether `db`'s schema texts are read and need no look now (building a responder then reads
@@ -138,14 +153,10 @@ class KGQueryTool:
         the schema cannot be read: it then runs unchecked. What the check repaired or found goes to the
         stream when `report`. Values looked up are kept `FACTS_MAX_AGE_S`, so changed data is seen."""
         try:
-            schema = self.schema_texts(db).schema
+            seen = self._seen(db)
         except GraphDatabaseError:
             return None
-        key = cast(Hashable, db)
-        facts = self.facts.get(key, lambda: GraphFacts(db, schema))
-        if time.monotonic() - facts.created_at > FACTS_MAX_AGE_S:
-            self.facts.clear()
-            facts = self.facts.get(key, lambda: GraphFacts(db, schema))
+        facts = seen.facts(db, seen.prompts)
         checker = QueryChecker(facts, repair=repair and self.repair_queries, map_values=repair and self.map_values)
         check = checker.check(query)
         if report and (check.repairs or check.findings):
@@ -214,4 +225,3 @@ class KGQueryTool:
 
     def clear(self) -> None:
         self.schemas_seen.clear()
-        self.facts.clear()

@@ -57,11 +57,6 @@ class KeyedCache:
         with self._lock:
             return list(self._items.values())
 
-    def drop(self, key: Hashable) -> None:
-        """Forget the value kept for `key`: the next `get` makes it anew."""
-        with self._lock:
-            self._items.pop(key, None)
-
     def clear(self) -> None:
         with self._lock:
             self._items.clear()

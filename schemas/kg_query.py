@@ -41,10 +41,10 @@ class ReviseQuery(GenerateQuery):
     """Revise your previous query according to your question."""
 
     answer: SkipJsonSchema[str] = Field(default="", description="The previous query, as it was executed.")
-    reflection: str = Field(default="", description="What is wrong or missing in the result, if anything.")
-    revised_query: str = Field(description="The query to run next (the same one if its result answers the question).")
+    reflection: str = Field(default="", description="What is wrong or missing in the result.")
+    revised_query: str = Field(description="The query to run next.")
     score: Annotated[str | int | float | None, WithJsonSchema(SCORE_SCHEMA)] = Field(
-        default=None, description="0-10: how well the result shown (not your revision) answers the question."
+        default=None, description="0-10: how well the result shown answers the question."
     )
 
 

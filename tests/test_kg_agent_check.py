@@ -8,6 +8,7 @@ from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 
+from reflexion_agents.graphs import kg_query_tool
 from reflexion_agents.graphs.kg_query_agent import KGQueryReflexionAgent
 from reflexion_agents.nodes.models import ScriptedChatModel
 from tests.helpers import draft, keep, make_agent, revise
@@ -93,7 +94,7 @@ def test_through_the_openai_client_a_self_praising_model_gets_the_right_rows_in_
     assert sorted(result.tool_result) == [["Lana Wachowski"], ["Lilly Wachowski"]]
 
 
-def test_an_approval_runs_the_query_shown_even_when_the_graph_changed_meanwhile(movies_db):
+def test_an_approval_runs_the_query_shown_even_when_the_graph_changed_meanwhile(movies_db, monkeypatch):
     """The reviewer approved a query; before the run resumed, the graph changed so that the check would
     now repair it otherwise. What was approved runs."""
     scratch = movies_db.sibling("scratch_approval")
@@ -108,7 +109,7 @@ def test_an_approval_runs_the_query_shown_even_when_the_graph_changed_meanwhile(
         shown = paused.pending_approval["query"]
         assert shown == written.replace("the matrix", "The Matrix")
         scratch.write("CREATE (:Film {title: 'THE MATRIX', year: 2003})")  # now 'the matrix' is ambiguous
-        agent.tool.facts.clear()  # as after five minutes, or in another process
+        monkeypatch.setattr(kg_query_tool, "FACTS_MAX_AGE_S", 0.0)  # as after five minutes, or in another process
         done = agent.resume(paused.thread_id, "approve")
         assert done.outcomes[0].action == shown and done.tool_result == [[1999]]
     finally:

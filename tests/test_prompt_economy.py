@@ -69,10 +69,10 @@ def test_calls_are_resent_without_their_empty_arguments_and_memory_keeps_every_f
 def test_rows_are_shown_as_arrays_under_their_columns(run):
     stub, _, result = run
     shown = [m["content"] for m in stub.requests[-1]["messages"] if m["role"] == "tool"][-1]
-    columns = re.search(r"columns: (.*?)\.", shown)
-    assert columns is not None
+    named = re.search(r"columns: (\[.*?\])\.", shown)
+    assert named is not None
     rows = [json.loads(line) for line in shown.splitlines() if line.startswith("[")]
-    by_column = [dict(zip(columns.group(1).split(", "), row, strict=True)) for row in rows]
+    by_column = [dict(zip(json.loads(named.group(1)), row, strict=True)) for row in rows]
     assert len(by_column) == len(result.tool_result) == 12
     assert {"title": "Cast Away"} in [{k: v for k, v in row.items() if k == "title"} for row in by_column]
 
@@ -105,3 +105,18 @@ def test_the_schema_says_each_thing_once_and_only_what_a_query_matches_on(genes_
     # A query with the grouped types, as a model would copy them, runs and reads both relationships.
     rows = genes_db.query("MATCH (:Gene)-[r:REGULATES|INHIBITS]->(:Gene) RETURN count(r) AS n").rows
     assert rows == [[2]]
+
+
+@pytest.mark.unit
+def test_examples_show_a_values_form_and_nothing_a_query_cannot_match_on():
+    from reflexion_agents.nodes.common.schema_text import shown_examples
+    from reflexion_agents.schemas.graphdb import PropertyInfo
+
+    def shown(*examples: object) -> list:
+        return shown_examples(PropertyInfo(name="p", types=[], examples=list(examples)))
+
+    assert shown("The Matrix", "The Lord of the Rings: The Two Towers", "Cloud Atlas") == ["The Matrix", "Cloud Atlas"]
+    assert shown("Welcome to the Real World", "Free your mind", "Everything that has a beginning has an end") == []
+    assert shown(34.0699996948242, 181.139999389648) == [34.07, 181.14]  # single precision, as written
+    assert shown(3.141592653589793, 51.50735099812345) == [3.141592653589793, 51.50735099812345]  # doubles as they are
+    assert shown(1700000000123.0, 0.0, float("inf")) == [1700000000123.0, 0.0]

@@ -34,7 +34,7 @@ def test_by_default_the_last_result_is_whole_and_older_ones_keep_their_count_and
     for text, n in zip(last_prompt[:3], (21, 22, 23), strict=True):
         # the query is in the tool call right before, so its line is not repeated either
         assert text.splitlines() == [
-            f"Result: {n} row(s), columns: title. Showing the first 20.",
+            f'Result: {n} row(s), columns: ["title"]. Showing the first 20.',
             "[20 rows not repeated]",
         ]
     whole = last_prompt[3]  # whole, but for the query its call shows just before it
@@ -74,7 +74,10 @@ def test_a_query_over_several_lines_keeps_its_result_line_and_errors_are_never_s
     error, oldest, *_ = tool_texts(model.calls[-1])
     assert "toIntegr" in error and "not repeated" not in error and error.startswith("The database rejected")
     # the Result line is found below a query of three lines; the query itself is in the call before it
-    assert oldest.splitlines() == ["Result: 21 row(s), columns: title. Showing the first 20.", "[20 rows not repeated]"]
+    assert oldest.splitlines() == [
+        'Result: 21 row(s), columns: ["title"]. Showing the first 20.',
+        "[20 rows not repeated]",
+    ]
 
 
 def outcome_message(content: str, call_id: str) -> ToolMessage:

@@ -49,9 +49,9 @@ def name_property(text: str, label: str) -> str:
 
 
 def rows_of(result: str) -> list[dict[str, Any]]:
-    """The rows a result shows, by column: its `columns: a, b.` line names them, each row a JSON array."""
-    named = re.search(r"columns: (.*?)\.(?: |$)", result, re.MULTILINE)
-    columns = named.group(1).split(", ") if named else []
+    """The rows a result shows, by column: its `columns: ["a", "b"].` line names them, each row a JSON array."""
+    named = re.search(r"columns: (\[.*?\])\.(?: |$)", result, re.MULTILINE)
+    columns = json.loads(named.group(1)) if named else []
     rows = [json.loads(line) for line in result.splitlines() if line.startswith("[") and line.endswith("]")]
     return [dict(zip(columns, row, strict=True)) for row in rows if isinstance(row, list)]
 

@@ -61,7 +61,7 @@ def test_naive_flow_generates_runs_and_summarises_from_the_rows(movies_db, store
     assert "Question: Which movies did Keanu Reeves act in?" in generate_system and "IS NOT NULL" in generate_system
     summary_system = next(c[0].content for c in model.calls if "Call the `Summary` tool" in c[0].content)
     assert "Question: Which movies did Tom Hanks act in?" in summary_system and HANKS in summary_system
-    assert '\n["Cast Away"]\n' in summary_system and "12 rows, columns: title" in summary_system
+    assert '\n["Cast Away"]\n' in summary_system and '12 rows, columns: ["title"]' in summary_system
 
 
 def test_retry_flow_corrects_a_database_error_with_its_text(movies_db, store):

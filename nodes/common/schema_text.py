@@ -25,32 +25,43 @@ DIALECT_NOTES: dict[Dialect, str] = {
 #: Example values a property shows in a prompt: enough to show a value's form (its spelling, case,
 #: range), and the prompt is sent with every draft.
 EXAMPLES_SHOWN = 2
-#: A property with a longer sampled text holds free text (a tagline, a plot): its wording shows nothing
-#: a query matches on, so it shows no examples.
-FREE_TEXT_CHARS = 32
+#: A property whose sampled texts run to this many words (the median) holds prose (a tagline, a plot,
+#: a review): its wording shows nothing a query matches on, so it shows no examples.
+FREE_TEXT_WORDS = 4
+EXAMPLE_TEXT_CHARS = 32  # a longer example text is left out (a long title), its shorter siblings shown
 
 
-def _single(value: float) -> bytes:
-    return struct.pack("f", value)
+def _single(value: float) -> float:
+    """`value` in single precision, read back."""
+    return float(struct.unpack("f", struct.pack("f", value))[0])
 
 
 def _rounded(value: Any) -> Any:
-    """A float as it was most likely written: 34.07, not the 34.0699996948242 a value stored in single
-    precision reads back as. A float of a dozen digits or fewer is shown as it is."""
-    if not isinstance(value, float) or not math.isfinite(value) or len(repr(value).lstrip("-0.")) <= 13:
+    """A float stored in single precision as it was most likely written: 34.07, not the
+    34.0699996948242 it reads back as. Any other float is shown as it is."""
+    if not isinstance(value, float) or not math.isfinite(value) or value == 0:
         return value
     try:
         stored = _single(value)
-    except OverflowError:  # beyond single precision: a double as written
+    except OverflowError:  # beyond single precision: a double
+        return value
+    if abs(stored - value) > 1e-13 * abs(value):  # not a single-precision value: a double, as written
         return value
     return next((short for digits in range(1, 10) if _single(short := float(f"{value:.{digits}g}")) == stored), value)
 
 
+def _prose(examples: list[Any]) -> bool:
+    words = sorted(len(e.split()) for e in examples if isinstance(e, str))
+    return bool(words) and words[len(words) // 2] >= FREE_TEXT_WORDS
+
+
 def shown_examples(prop: PropertyInfo) -> list[Any]:
-    """The example values a prompt shows of `prop`: the first few, none of free text, floats rounded."""
-    if any(isinstance(e, str) and len(e) > FREE_TEXT_CHARS for e in prop.examples):
+    """The example values a prompt shows of `prop`: the first few short ones, none of prose, floats
+    stored in single precision as written."""
+    if _prose(prop.examples):
         return []
-    return [_rounded(e) for e in prop.examples[:EXAMPLES_SHOWN]]
+    short = [e for e in prop.examples if not (isinstance(e, str) and len(e) > EXAMPLE_TEXT_CHARS)]
+    return [_rounded(e) for e in short[:EXAMPLES_SHOWN]]
 
 
 #: What a draft is told of the dialect: the constructs it lacks, named only. The whole notes (with what

@@ -3,7 +3,7 @@
 A prompt line that ends in a backslash goes on with the next one: the backslash joins them, no newline.
 
 The draft is sent the whole kg_prompt: the schema with typed properties and example values (two a
-property, none of free text), what the dialect lacks (named only: `DIALECT_SUMMARY`) and the rules.
+property, none of prose), what the dialect lacks (named only: `DIALECT_SUMMARY`) and the rules.
 A revision judging rows is sent only `compact_schema_text`, the names it may use (labels,
 relationship patterns, property names): the draft's query already fits the schema, and the full
 text, resent at every revision, would cost more than the rows it judges
@@ -31,11 +31,12 @@ QUERY_SYSTEM_PROMPT = (
 DRAFT_INSTRUCTION = "Call `GenerateQuery` with one read-only query that answers the user's question."
 
 #: A revision's whole system prompt, before the schema's names: no role (the draft gave it), the
-#: time (a question may say "this year"), and what to do with the result judged; the `ReviseQuery`
-#: tool's fields say what to keep and what the score rates.
+#: time (a question may say "this year"), what to do with the result judged, and what the score rates
+#: (said in the `ReviseQuery` tool's fields too, which a model without tool calling never sees).
 REVISE_SYSTEM_PROMPT = (
     "Current time {time}. Revise your {query_lang} query from its result: fix a database error or what the "
-    "check against the graph names; loosen a query whose results keep coming back empty. Call `ReviseQuery`."
+    "check against the graph names; loosen a query whose results keep coming back empty; keep one whose "
+    "result answers the question. Call `ReviseQuery`; its `score` rates the result shown, not your revision."
 )
 
 COMPACT_SCHEMA_HEADER = "Use only these labels, relationship types and properties:"

@@ -97,7 +97,7 @@ class BioCypherPromptEngine:
         return self._schema
 
     def generate_query_prompt(self, question: str, query_language: str = "Cypher") -> str:
-        """The kg_prompt for `question`: schema, dialect notes and rules, then the question."""
+        """The kg_prompt for `question`: schema, what the dialect lacks, the rules, then the question."""
         if not isinstance(question, str) or not question.strip():
             raise ConfigurationError("the question must be a non-empty string")
         return build_kg_prompt(self.schema, question.strip(), self.dialect)

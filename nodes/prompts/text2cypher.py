@@ -132,7 +132,8 @@ def rows_text(columns: list[str], rows: list[list[Any]], truncated: bool) -> tup
     JSON array a line (as the knowledge-graph agent shows them: `nodes.tools.cypher.describe_result`)."""
     shown = rows[:ROWS_IN_PROMPT]
     lines = "\n".join(json.dumps(row, ensure_ascii=False, default=str) for row in shown) or "(no rows)"
-    summary = f"{len(rows)} rows" + (f", columns: {', '.join(columns)}" if rows and columns else "")
+    named = f", columns: {json.dumps(columns, ensure_ascii=False)}" if rows and columns else ""
+    summary = f"{len(rows)} rows{named}"
     summary += ", cut at the row cap: more rows exist" if truncated else ""
     if len(rows) > len(shown):
         summary += f", the first {len(shown)} shown"

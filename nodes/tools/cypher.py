@@ -3,9 +3,10 @@
 Database errors are returned to the model in the database's own words so the
 revise step can fix them; only an unreachable database is raised.
 
-Rows are shown as JSON arrays under a line naming the columns, as a table is read (and as LangChain's
-graph QA chains show them): keyed objects repeated every column name in every row, a third of a
-two-column result's tokens, and a result with two columns of one name lost one.
+Rows are shown as JSON arrays under a line naming the columns (a JSON array too: a column may be
+named `coalesce(p.born, 0)`), as a table is read and as LangChain's graph QA chains show them: keyed
+objects repeated every column name in every row, a third of a two-column result's tokens, and a
+result with two columns of one name lost one.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def describe_result(result: QueryResult, rows_in_message: int = DEFAULT_ROWS_IN_
         return f"Query: {result.query}\nResult: no rows."
     shown = result.rows[:rows_in_message]
     more = " or more (the result was cut at the row cap)" if result.truncated else ""
-    header = f"Query: {result.query}\nResult: {count}{more} row(s), columns: {', '.join(result.columns)}."
+    columns = json.dumps(result.columns, ensure_ascii=False)
+    header = f"Query: {result.query}\nResult: {count}{more} row(s), columns: {columns}."
     if result.is_empty:
         header += " Every value is null or empty, so this answers nothing."
     if count > len(shown):
