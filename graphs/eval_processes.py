@@ -166,8 +166,8 @@ def _work(plans: Any, finished: Any, counter: Any) -> None:
             _score_taken(plan, PairCursor(counter), lambda trace: finished.put(("trace", trace.model_dump_json())))
         )
         finished.put(("done", None))
-    except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: the command reports it, once
-        return
+    except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: the command reports it, once;
+        raise SystemExit(130) from None  # a helper interrupted alone still ends as one that died
     except BaseException as e:  # said to the parent, which stops the run
         finished.put(("error", f"{type(e).__name__}: {e}"))
 

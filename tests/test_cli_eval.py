@@ -247,3 +247,27 @@ def test_a_run_that_fails_after_planning_its_helpers_still_exits(tmp_path):
     script.write_text(PLANNED_THEN_FAILED)
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+@pytest.mark.integration
+def test_a_helper_interrupted_alone_stops_the_run_as_one_that_died():
+    """Ctrl-C reaches the whole process group; a helper interrupted alone (`kill -INT`) must not look
+    like one that finished, or the command would wait for it for a day."""
+    import os
+    import signal
+    import time
+
+    from reflexion_agents.graphs import eval_processes
+    from reflexion_agents.schemas.errors import ConfigurationError
+
+    pool = eval_processes.WorkerPool(1)
+    try:
+        time.sleep(3)  # most likely waiting for its plan by now; interrupted while importing it fails too
+        os.kill(pool.workers[0].pid, signal.SIGINT)
+        pool.workers[0].join(timeout=60)
+        assert pool.workers[0].exitcode not in (None, 0)
+        pool.plan(eval_processes.WorkPlan({}, "reflexion", "oracle", [], "", [None], 1, 1, 1.0, True, None), 1)
+        with pytest.raises(ConfigurationError, match="died"):
+            pool.collect(lambda trace: None, timeout_s=600)
+    finally:
+        pool.close()

@@ -119,4 +119,8 @@ def test_examples_show_a_values_form_and_nothing_a_query_cannot_match_on():
     assert shown("Welcome to the Real World", "Free your mind", "Everything that has a beginning has an end") == []
     assert shown(34.0699996948242, 181.139999389648) == [34.07, 181.14]  # single precision, as written
     assert shown(3.141592653589793, 51.50735099812345) == [3.141592653589793, 51.50735099812345]  # doubles as they are
+    assert shown(3 * 1.1 - 0.3) == [3.0000000000000004]  # a double beside a single-precision value, as it is
+    assert shown("Top Gun", "The Da Vinci Code") == ["Top Gun", "The Da Vinci Code"]
+    assert shown("A Few Good Men", "When Harry Met Sally", "Top Gun") == ["A Few Good Men", "When Harry Met Sally"]
+    assert shown("Fish, shellfish and seaweed", "Dried fruit and bean curd") == []
     assert shown(1700000000123.0, 0.0, float("inf")) == [1700000000123.0, 0.0]

@@ -25,9 +25,11 @@ DIALECT_NOTES: dict[Dialect, str] = {
 #: Example values a property shows in a prompt: enough to show a value's form (its spelling, case,
 #: range), and the prompt is sent with every draft.
 EXAMPLES_SHOWN = 2
-#: A property whose sampled texts run to this many words (the median) holds prose (a tagline, a plot,
-#: a review): its wording shows nothing a query matches on, so it shows no examples.
-FREE_TEXT_WORDS = 4
+#: A property whose sampled texts run to this many words (the lower median) and `PROSE_CHARS` on
+#: average holds prose (a tagline, a plot, a description): its wording shows nothing a query matches
+#: on, so it shows no examples. Titles and names are shorter ("When Harry Met Sally": 20 characters).
+PROSE_WORDS = 4
+PROSE_CHARS = 20
 EXAMPLE_TEXT_CHARS = 32  # a longer example text is left out (a long title), its shorter siblings shown
 
 
@@ -45,14 +47,17 @@ def _rounded(value: Any) -> Any:
         stored = _single(value)
     except OverflowError:  # beyond single precision: a double
         return value
-    if abs(stored - value) > 1e-13 * abs(value):  # not a single-precision value: a double, as written
+    if stored != value and float(f"{stored:.15g}") != value:  # a double (the database prints 15 digits)
         return value
     return next((short for digits in range(1, 10) if _single(short := float(f"{value:.{digits}g}")) == stored), value)
 
 
 def _prose(examples: list[Any]) -> bool:
-    words = sorted(len(e.split()) for e in examples if isinstance(e, str))
-    return bool(words) and words[len(words) // 2] >= FREE_TEXT_WORDS
+    texts = [e for e in examples if isinstance(e, str)]
+    if not texts:
+        return False
+    words = sorted(len(t.split()) for t in texts)
+    return words[(len(words) - 1) // 2] >= PROSE_WORDS and sum(map(len, texts)) / len(texts) > PROSE_CHARS
 
 
 def shown_examples(prop: PropertyInfo) -> list[Any]:
