@@ -101,8 +101,10 @@ def _shortened(message: ToolMessage, rows_start: int, called_with: set[str]) -> 
     if drop_query:
         header = header[:query_at]
     note = f"[{len(lines) - rows_start} rows not repeated]"
-    content = "\n".join([*header, lines[rows_start - 1], note])
-    return _copy_of(message, (rows_start, drop_query), lambda: message.model_copy(update={"content": content}))
+    content = [*header, lines[rows_start - 1], note]  # joined only when no copy is kept yet
+    return _copy_of(
+        message, (rows_start, drop_query), lambda: message.model_copy(update={"content": "\n".join(content)})
+    )
 
 
 def prompt_messages(messages: Sequence[BaseMessage], keep_tool_results: int | None) -> list[BaseMessage]:
@@ -152,8 +154,9 @@ def _without_repeated_query(message: ToolMessage, called_with: set[str]) -> Tool
     repeated = next((f"{QUERY_LINE}{text}\n" for text in called_with if f"{QUERY_LINE}{text}\n" in content), None)
     if repeated is None:
         return message
-    shortened = content.replace(repeated, "", 1)
-    return _copy_of(message, (-1, True), lambda: message.model_copy(update={"content": shortened}))
+    return _copy_of(
+        message, (-1, True), lambda: message.model_copy(update={"content": content.replace(repeated, "", 1)})
+    )
 
 
 def judges_error(messages: Sequence[BaseMessage]) -> bool:
